@@ -1,0 +1,182 @@
+/**
+ * @file trnccl.h
+ * @brief trnccl: NCCL-shaped collective communication for AWS Trainium topologies.
+ *
+ * A port from NCCL is a rename: the same argument order, enum values and in-place rules.
+ * Every function returns a ::trncclResult_t; on failure trncclGetLastError() holds a message.
+ */
+#ifndef TRNCCL_TRNCCL_H_
+#define TRNCCL_TRNCCL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trnccl/trnrt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRNCCL_MAJOR 0
+#define TRNCCL_MINOR 1
+#define TRNCCL_PATCH 0
+/** Version code as in NCCL: major*10000 + minor*100 + patch. */
+#define TRNCCL_VERSION_CODE (TRNCCL_MAJOR * 10000 + TRNCCL_MINOR * 100 + TRNCCL_PATCH)
+
+/** Size of the opaque bootstrap identifier, as NCCL_UNIQUE_ID_BYTES. */
+#define TRNCCL_UNIQUE_ID_BYTES 128
+
+/** trncclCommSplit color meaning "this rank joins no new communicator". */
+#define TRNCCL_SPLIT_NOCOLOR (-1)
+
+/** Opaque communicator handle. */
+typedef struct trncclComm* trncclComm_t;
+
+/** Opaque identifier that every rank of a new communicator must share (sent out of band). */
+typedef struct {
+  char internal[TRNCCL_UNIQUE_ID_BYTES];
+} trncclUniqueId;
+
+/** Result codes; values match ncclResult_t. */
+typedef enum {
+  trncclSuccess = 0,
+  trncclUnhandledDeviceError = 1,
+  trncclSystemError = 2,
+  trncclInternalError = 3,
+  trncclInvalidArgument = 4,
+  trncclInvalidUsage = 5,
+  trncclRemoteError = 6,
+  trncclInProgress = 7,
+  trncclTimeout = 8,
+  trncclNumResults = 9
+} trncclResult_t;
+
+/** Element types; values match ncclDataType_t where NCCL has a counterpart. */
+typedef enum {
+  trncclInt8 = 0,
+  trncclChar = 0,
+  trncclUint8 = 1,
+  trncclInt32 = 2,
+  trncclInt = 2,
+  trncclUint32 = 3,
+  trncclInt64 = 4,
+  trncclUint64 = 5,
+  trncclFloat16 = 6,
+  trncclHalf = 6,
+  trncclFloat32 = 7,
+  trncclFloat = 7,
+  trncclFloat64 = 8,
+  trncclDouble = 8,
+  trncclBfloat16 = 9,
+  trncclFloat8e4m3 = 10,
+  trncclFloat8e5m2 = 11,
+  trncclNumTypes = 12
+} trncclDataType_t;
+
+/** Reduction operators; values match ncclRedOp_t. Avg = sum, then divide by the rank count. */
+typedef enum {
+  trncclSum = 0,
+  trncclProd = 1,
+  trncclMax = 2,
+  trncclMin = 3,
+  trncclAvg = 4,
+  trncclNumOps = 5
+} trncclRedOp_t;
+
+/** Communicator options. Start from TRNCCL_CONFIG_INITIALIZER and set what you need. */
+typedef struct {
+  size_t size;         /**< sizeof(trncclConfig_t); set by the initializer. */
+  unsigned int magic;  /**< Set by the initializer; detects an uninitialized config. */
+  unsigned int version;
+  int blocking;        /**< 1 (default): init blocks. 0: init returns trncclInProgress. */
+  int timeoutMs;       /**< Deadline of every blocking wait; 0 = TRNCCL_TIMEOUT_MS or default. */
+  const char* topology;   /**< Built-in topology name or YAML path; NULL = TRNCCL_TOPOLOGY. */
+  const char* transports; /**< Transport preference, e.g. "shm,tcp"; NULL = TRNCCL_TRANSPORT. */
+  const char* netName;    /**< Reserved for a network plugin name; NULL = default. */
+} trncclConfig_t;
+
+#define TRNCCL_CONFIG_MAGIC 0x7c0f1e5du
+#define TRNCCL_CONFIG_INITIALIZER                                                   \
+  {                                                                                 \
+    sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, \
+        NULL, NULL                                                                  \
+  }
+
+/** Writes TRNCCL_VERSION_CODE to *version. */
+trncclResult_t trncclGetVersion(int* version);
+
+/** Creates an id on the future rank 0 and starts the bootstrap root there.
+ *  With TRNCCL_COMM_ID=host:port set, every caller gets the same id. */
+trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId);
+
+/** Creates a communicator of nranks ranks; collective over all of them. */
+trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId,
+                                  int rank);
+/** As trncclCommInitRank, with options. */
+trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
+                                        int rank, trncclConfig_t* config);
+/** Creates ndev communicators in one process, one per device (devlist NULL: devices 0..ndev-1). */
+trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devlist);
+
+/** Splits comm by color (TRNCCL_SPLIT_NOCOLOR gives *newcomm = NULL), ordering ranks by key. */
+trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key, trncclComm_t* newcomm,
+                               trncclConfig_t* config);
+
+/** Waits for all work issued on comm, then detaches it from its peers. */
+trncclResult_t trncclCommFinalize(trncclComm_t comm);
+/** Frees the communicator (finalizing it first if needed). */
+trncclResult_t trncclCommDestroy(trncclComm_t comm);
+/** Stops all work of comm at once, unblocking every wait, then frees it. */
+trncclResult_t trncclCommAbort(trncclComm_t comm);
+/** Writes the communicator's sticky asynchronous error (trncclSuccess if none). */
+trncclResult_t trncclCommGetAsyncError(trncclComm_t comm, trncclResult_t* asyncError);
+
+trncclResult_t trncclCommCount(const trncclComm_t comm, int* count);
+trncclResult_t trncclCommDevice(const trncclComm_t comm, int* device);
+trncclResult_t trncclCommUserRank(const trncclComm_t comm, int* rank);
+
+/** A static string naming the result code. */
+const char* trncclGetErrorString(trncclResult_t result);
+/** The last error message of this thread (comm may be NULL), or "" when there is none. */
+const char* trncclGetLastError(trncclComm_t comm);
+
+/** recvbuff[i] = op over ranks of sendbuff[i]; in place when sendbuff == recvbuff. */
+trncclResult_t trncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                               trncclDataType_t datatype, trncclRedOp_t op, trncclComm_t comm,
+                               trnrtStream_t stream);
+/** recvbuff[r*sendcount ...] = sendbuff of rank r; in place when sendbuff == recvbuff + rank*sendcount. */
+trncclResult_t trncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                               trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream);
+/** recvbuff = block `rank` of the reduction of sendbuff (nranks*recvcount elements);
+ *  in place when recvbuff == sendbuff + rank*recvcount. */
+trncclResult_t trncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                   trncclDataType_t datatype, trncclRedOp_t op,
+                                   trncclComm_t comm, trnrtStream_t stream);
+/** Copies root's sendbuff to every rank's recvbuff; in place when sendbuff == recvbuff. */
+trncclResult_t trncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                               trncclDataType_t datatype, int root, trncclComm_t comm,
+                               trnrtStream_t stream);
+/** Reduces sendbuff of all ranks into root's recvbuff; in place when sendbuff == recvbuff. */
+trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
+                            trncclDataType_t datatype, trncclRedOp_t op, int root,
+                            trncclComm_t comm, trnrtStream_t stream);
+/** Block j of sendbuff goes to rank j, arriving as block `rank` of its recvbuff. */
+trncclResult_t trncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                              trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream);
+/** Point-to-point send of count elements to peer. */
+trncclResult_t trncclSend(const void* sendbuff, size_t count, trncclDataType_t datatype, int peer,
+                          trncclComm_t comm, trnrtStream_t stream);
+/** Point-to-point receive of count elements from peer. */
+trncclResult_t trncclRecv(void* recvbuff, size_t count, trncclDataType_t datatype, int peer,
+                          trncclComm_t comm, trnrtStream_t stream);
+
+/** Starts a group: operations until the matching trncclGroupEnd are issued together. */
+trncclResult_t trncclGroupStart(void);
+/** Ends a group and issues its operations; reports any error of the group. */
+trncclResult_t trncclGroupEnd(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // TRNCCL_TRNCCL_H_

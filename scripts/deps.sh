@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install the Debian packages trnccl needs to build, test and benchmark.
+# Idempotent: apt-get runs only when something is missing.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config ninja-build
+      libfmt-dev libyaml-cpp-dev libboost-dev libgtest-dev libgmock-dev
+      libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
+      iproute2 procps)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

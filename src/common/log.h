@@ -1,0 +1,46 @@
+// Logging through fmt, configured as NCCL's: TRNCCL_DEBUG=WARN|INFO|TRACE selects the level,
+// TRNCCL_DEBUG_SUBSYS=INIT,COLL,... (or ^SHM to exclude) the subsystems, TRNCCL_DEBUG_FILE a
+// file name in which %h is the host name and %p the pid.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace trnccl::log {
+
+enum class Level : int { kNone = 0, kWarn = 1, kInfo = 2, kTrace = 3 };
+
+enum Subsys : unsigned {
+  kInit = 1u << 0,
+  kColl = 1u << 1,
+  kP2p = 1u << 2,
+  kShm = 1u << 3,
+  kNet = 1u << 4,
+  kBoot = 1u << 5,
+  kTune = 1u << 6,
+  kSched = 1u << 7,
+  kEnv = 1u << 8,
+  kDevice = 1u << 9,
+  kAll = ~0u,
+};
+
+bool enabled(Level level, unsigned subsys);
+void write(Level level, unsigned subsys, std::string_view message);
+// Rank shown in each line of this thread (-1: none). Set by the communicator's threads.
+void setThreadRank(int rank);
+
+// Parses TRNCCL_DEBUG_SUBSYS syntax; exposed for tests.
+unsigned parseSubsys(std::string_view spec);
+
+}  // namespace trnccl::log
+
+#define TRN_LOG(level, subsys, ...)                                                   \
+  do {                                                                                \
+    if (::trnccl::log::enabled(::trnccl::log::Level::level, ::trnccl::log::subsys))  \
+      ::trnccl::log::write(::trnccl::log::Level::level, ::trnccl::log::subsys,       \
+                           fmt::format(__VA_ARGS__));                                 \
+  } while (0)
+#define TRN_WARN(subsys, ...) TRN_LOG(kWarn, subsys, __VA_ARGS__)
+#define TRN_INFO(subsys, ...) TRN_LOG(kInfo, subsys, __VA_ARGS__)
+#define TRN_TRACE(subsys, ...) TRN_LOG(kTrace, subsys, __VA_ARGS__)

@@ -1,0 +1,59 @@
+#include "common/wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <ctime>
+
+namespace trnccl {
+namespace {
+
+constexpr int kSpinPolls = 64;   // polls with a pause between them
+constexpr int kYieldPolls = 16;  // then polls with sched_yield
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  // Not FUTEX_PRIVATE: the word may live in a segment shared with other processes.
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+std::chrono::microseconds Deadline::remaining() const {
+  if (at_ == Clock::time_point::max()) return std::chrono::hours(24);
+  auto left = std::chrono::duration_cast<std::chrono::microseconds>(at_ - Clock::now());
+  return std::clamp(left, std::chrono::microseconds(0),
+                    std::chrono::microseconds(std::chrono::hours(24)));
+}
+
+void Doorbell::ring() {
+  word_->fetch_add(1, std::memory_order_acq_rel);
+  futex(word_, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void Doorbell::sleep(uint32_t seen, std::chrono::microseconds max) {
+  if (max.count() <= 0) return;
+  timespec ts{static_cast<time_t>(max.count() / 1000000),
+              static_cast<long>((max.count() % 1000000) * 1000)};
+  futex(word_, FUTEX_WAIT, seen, &ts);
+}
+
+bool Backoff::next() {
+  ++idle_;
+  if (idle_ <= kSpinPolls) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    return true;
+  }
+  if (idle_ <= kSpinPolls + kYieldPolls) {
+    sched_yield();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace trnccl

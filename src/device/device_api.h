@@ -1,0 +1,39 @@
+// The emulated runtime's C++ side, used by the collectives library: enqueue work on a stream,
+// find which device owns a pointer (so same-host peers can map it), and the element types and
+// reduction kernels. The C API in include/trnccl/trnrt.h is a thin layer over this.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+
+#include "common/status.h"
+#include "trnccl/trnrt.h"
+
+namespace trnccl::device {
+
+// Work executed in order by a stream's worker. An error Status puts the stream in error: later
+// tasks are skipped and trnrtStreamSynchronize reports it.
+using Task = std::function<Status()>;
+
+// Enqueues `task` on `stream` (nullptr: the current device's default stream). Returns at once.
+Status enqueue(trnrtStream_t stream, Task task);
+
+// The calling thread's current device (trnrtSetDevice; 0 by default).
+int currentDevice();
+
+// Where a device allocation lives, so that a peer on the same host can map the arena
+// (/proc/<pid>/fd/<fd>) and read it in place: the emulated NeuronLink DMA.
+struct MemoryLocation {
+  int device = -1;
+  pid_t pid = 0;
+  int arenaFd = -1;        // memfd backing the device's HBM arena
+  size_t arenaBytes = 0;   // size of the arena mapping
+  size_t offset = 0;       // offset of the pointer inside the arena
+};
+// std::nullopt for memory that is not device memory of this process.
+std::optional<MemoryLocation> locate(const void* ptr);
+
+}  // namespace trnccl::device

@@ -1,0 +1,47 @@
+// Element types and the reduction kernels of the emulated NeuronCore.
+//
+// Buffers are type-erased (void* + DataType); the switch on the element type happens once per
+// call, inside the kernel, and the loops are plain enough for the compiler to vectorise.
+// fp16, bf16 and fp8 are reduced in float and rounded to nearest even on every call, so a
+// reduction over n ranks rounds n-1 times, the same on every rank.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace trnccl::device {
+
+// Values match trncclDataType_t and trncclRedOp_t.
+enum class DataType : int {
+  kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5,
+  kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9, kFloat8e4m3 = 10, kFloat8e5m2 = 11,
+};
+constexpr int kNumDataTypes = 12;
+
+enum class RedOp : int { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };
+constexpr int kNumRedOps = 5;
+
+size_t dataTypeSize(DataType type);
+const char* dataTypeName(DataType type);  // nccl-tests names: int8 ... half float bfloat16 f8e4m3
+const char* redOpName(RedOp op);          // sum prod max min avg
+
+// dst[i] = a[i] (op) b[i] for i < count; dst may alias a or b. kAvg reduces as kSum.
+void reduce(DataType type, RedOp op, void* dst, const void* a, const void* b, size_t count);
+
+// dst[i] = a[i] / divisor: the final step of kAvg. Integers divide truncating toward zero;
+// floating types divide in their reduction precision and round to nearest even.
+void divide(DataType type, void* dst, const void* a, size_t count, int divisor);
+
+// Scalar conversions, exact where representable and round-to-nearest-even otherwise.
+// fp8 e4m3 (OCP): no infinities, NaN is S.1111.111, max 448; out-of-range values saturate to
+// +-448 (infinity too), NaN stays NaN. fp8 e5m2 is IEEE-like: overflow rounds to infinity.
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bfloat16ToFloat(uint16_t b);
+uint16_t floatToBfloat16(float f);
+float fp8e4m3ToFloat(uint8_t v);
+uint8_t floatToFp8e4m3(float f);
+float fp8e5m2ToFloat(uint8_t v);
+uint8_t floatToFp8e5m2(float f);
+
+}  // namespace trnccl::device
