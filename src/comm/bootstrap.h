@@ -1,0 +1,75 @@
+// Bootstrap: how the ranks of a new communicator find each other, over TCP (Boost.Asio).
+//
+// The future rank 0 creates a UniqueId (root address + random 64-bit magic) and starts the root
+// service; the id travels out of band. Every rank connects to the root and checks in with
+// (magic, protocol version, rank, nranks, its PeerInfo blob). The root checks magic and rank
+// range, rejects duplicates, and when all nranks have checked in sends everyone the table of
+// blobs. The connections stay open: afterwards the root relays allGather() and barrier() for
+// transport setup and communicator split, until every rank has said goodbye.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/wait.h"
+#include "transports/transport.h"
+
+namespace trnccl::comm {
+
+// The decoded content of trncclUniqueId (which is 128 opaque bytes).
+struct UniqueId {
+  uint64_t magic = 0;
+  std::string host;     // numeric IPv4/IPv6 address of the root
+  uint16_t port = 0;
+  bool fromEnv = false; // built from TRNCCL_COMM_ID: rank 0 starts the root at init
+
+  void encode(char out[128]) const;
+  static Result<UniqueId> decode(const char in[128]);
+};
+
+// Creates a new id. With TRNCCL_COMM_ID=host:port set, returns the id every caller gets for that
+// address (magic derived from it) and starts no root. Otherwise binds a listener on this host
+// (TRNCCL_SOCKET_IFNAME-selected address, else the first non-loopback IPv4, else 127.0.0.1) on
+// an ephemeral port and starts the root service in the background.
+Result<UniqueId> createUniqueId();
+
+// Starts the root service for an id made from TRNCCL_COMM_ID, if this process has none for it.
+Status ensureRoot(const UniqueId& id);
+
+// Parses "host:port", "[v6addr]:port"; exposed for tests and fuzzing.
+Result<std::pair<std::string, uint16_t>> parseHostPort(const std::string& text);
+
+class Bootstrap : public transport::OobChannel {
+ public:
+  // Checks in at the root as `rank` of `nranks` with `info`, and waits for the table of every
+  // rank's info (rank order), all before `deadline`.
+  static Result<std::unique_ptr<Bootstrap>> connect(const UniqueId& id, int rank, int nranks,
+                                                    std::span<const std::byte> info,
+                                                    Deadline deadline);
+  ~Bootstrap() override;
+
+  int rank() const;
+  int nranks() const;
+  // Every rank's info blob from check-in, rank order.
+  const std::vector<std::vector<std::byte>>& infos() const;
+
+  // Relayed through the root; each waits at most the bootstrap's operation timeout
+  // (setTimeout, default 2 minutes) and fails fast if the root reports a rank gone.
+  Result<std::vector<std::byte>> allGather(std::span<const std::byte> mine) override;
+  Status barrier() override;
+  void setTimeout(std::chrono::milliseconds timeout);
+  // Unblocks any wait of this bootstrap from another thread; later calls fail.
+  void abort();
+
+ private:
+  struct Impl;
+  explicit Bootstrap(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace trnccl::comm
