@@ -29,16 +29,22 @@ std::chrono::microseconds Deadline::remaining() const {
                     std::chrono::microseconds(std::chrono::hours(24)));
 }
 
-void Doorbell::ring() {
-  word_->fetch_add(1, std::memory_order_acq_rel);
-  futex(word_, FUTEX_WAKE, INT_MAX, nullptr);
+void Doorbell::ring(DoorbellWord* word) {
+  word->seq.fetch_add(1, std::memory_order_seq_cst);
+  if (word->sleepers.load(std::memory_order_seq_cst) != 0) {
+    futex(&word->seq, FUTEX_WAKE, INT_MAX, nullptr);
+  }
 }
 
 void Doorbell::sleep(uint32_t seen, std::chrono::microseconds max) {
   if (max.count() <= 0) return;
   timespec ts{static_cast<time_t>(max.count() / 1000000),
               static_cast<long>((max.count() % 1000000) * 1000)};
-  futex(word_, FUTEX_WAIT, seen, &ts);
+  // Announce the sleeper before re-checking the word, so a ring() after our snapshot either
+  // changed seq (FUTEX_WAIT returns at once) or sees sleepers > 0 and wakes us.
+  word_->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  futex(&word_->seq, FUTEX_WAIT, seen, &ts);
+  word_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 bool Backoff::next() {

@@ -29,19 +29,35 @@ class Deadline {
   Clock::time_point at_;
 };
 
-// A 32-bit futex word, possibly in memory shared between processes. Producers ring() it after
-// publishing work; a consumer takes a snapshot(), re-checks for work, then sleep()s on it.
+// The memory of a Doorbell; may live in a segment shared between processes.
+struct DoorbellWord {
+  std::atomic<uint32_t> seq{0};      // futex word, bumped by every ring()
+  std::atomic<uint32_t> sleepers{0}; // ring() skips the wake syscall while this is 0
+};
+
+// Producers ring() a Doorbell after publishing work; a consumer takes a snapshot(), re-checks
+// for work, then sleep()s. rebind() moves the doorbell into shared memory (the shm transport
+// does this at setup so that peers in other processes can ring it).
 class Doorbell {
  public:
-  explicit Doorbell(std::atomic<uint32_t>* word) : word_(word) {}
-  uint32_t snapshot() const { return word_->load(std::memory_order_acquire); }
-  void ring();
-  // Sleeps until the word differs from `seen`, a wake-up, or `max` elapses.
+  Doorbell() : word_(&own_) {}
+  explicit Doorbell(DoorbellWord* word) : word_(word) {}
+  Doorbell(const Doorbell&) = delete;
+  Doorbell& operator=(const Doorbell&) = delete;
+
+  uint32_t snapshot() const { return word_->seq.load(std::memory_order_acquire); }
+  void ring() { ring(word_); }
+  // Sleeps until the word differs from `seen`, a ring(), or `max` elapses.
   void sleep(uint32_t seen, std::chrono::microseconds max);
-  std::atomic<uint32_t>* word() const { return word_; }
+  DoorbellWord* word() const { return word_; }
+  void rebind(DoorbellWord* word) { word_ = word; }
+
+  // Rings a doorbell given only its memory (e.g. a peer's, mapped from its segment).
+  static void ring(DoorbellWord* word);
 
  private:
-  std::atomic<uint32_t>* word_;
+  DoorbellWord own_;
+  DoorbellWord* word_;
 };
 
 // Spin-then-block policy for a polling loop: call reset() after progress and next() when none
