@@ -79,6 +79,11 @@ class Connection {
   // Hands up to `max` available bytes of the current message to `consume`; returns how many.
   virtual Result<size_t> recvSome(size_t max, const Consumer& consume) = 0;
 
+  // Bytes a sender can hand over before the peer must receive any (its buffer space). Pipelined
+  // algorithms keep each step's slice at a quarter of this, so a ring of senders can never all
+  // wait for room at once.
+  virtual size_t bufferBytes() const { return 256 * 1024; }
+
   // An error if the peer is known to be gone (process exited, socket reset).
   virtual Status checkPeer() { return Status::ok(); }
   virtual int peer() const = 0;

@@ -1,0 +1,224 @@
+#include "schedule/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "common/log.h"
+
+namespace trnccl::schedule {
+namespace {
+
+using transport::Connection;
+
+constexpr auto kMaxSleep = std::chrono::milliseconds(5);
+constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
+
+// The state of one step while it runs.
+class StepRun {
+ public:
+  StepRun(const Schedule& s, const Step& step) : s_(s), step_(step) {
+    elem_ = device::dataTypeSize(s.type);
+    bytes_ = step.count * elem_;
+  }
+
+  Status begin(const ExecContext& ctx, std::vector<uint32_t>& sendIdx,
+               std::vector<uint32_t>& recvIdx) {
+    if (step_.prim == Primitive::kCopy) {
+      if (step_.dst != step_.src) std::memmove(step_.dst, step_.src, bytes_);
+      recvDone_ = sendDone_ = true;
+      return Status::ok();
+    }
+    if (receives(step_.prim)) {
+      in_ = ctx.conns.at(step_.recvPeer);
+      if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
+      TRN_TRY(in_->beginRecv(messageTag(ctx.seq, recvIdx[step_.recvPeer]++), bytes_));
+    } else {
+      recvDone_ = true;
+    }
+    if (sends(step_.prim)) {
+      out_ = ctx.conns.at(step_.sendPeer);
+      if (out_ == nullptr) return internalError("no connection to rank {}", step_.sendPeer);
+      TRN_TRY(out_->beginSend(messageTag(ctx.seq, sendIdx[step_.sendPeer]++), bytes_));
+    } else {
+      sendDone_ = true;
+    }
+    return Status::ok();
+  }
+
+  bool done() const { return recvDone_ && sendDone_; }
+  Connection* sender() const { return out_; }
+
+  // Moves whatever can move now; sets `progressed` when anything did.
+  Status poll(bool& progressed) {
+    if (!recvDone_) {
+      Result<size_t> got = in_->recvSome(bytes_ - received_, [this](size_t off, const std::byte* p,
+                                                                  size_t n) { consume(off, p, n); });
+      if (!got) return got.status();
+      if (*got > 0) progressed = true;
+      received_ += *got;
+      recvDone_ = received_ == bytes_;
+    }
+    if (!sendDone_) {
+      size_t ready = receives(step_.prim) ? produced_ : bytes_;
+      if (ready > sent_) {
+        const auto* from = static_cast<const std::byte*>(
+            step_.prim == Primitive::kSend ? step_.src : step_.dst);
+        Result<size_t> took = out_->sendSome(from + sent_, ready - sent_);
+        if (!took) return took.status();
+        if (*took > 0) progressed = true;
+        sent_ += *took;
+      }
+      sendDone_ = sent_ == bytes_;
+    }
+    return Status::ok();
+  }
+
+ private:
+  // Applies the primitive to received bytes [off, off+n). Pieces may split an element (a
+  // transport's buffer wraps anywhere); a partial element waits in carry_.
+  void consume(size_t off, const std::byte* p, size_t n) {
+    if (step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend) {
+      std::memcpy(static_cast<std::byte*>(step_.dst) + off, p, n);
+      produced_ = off + n;
+      return;
+    }
+    if (carried_ > 0) {
+      size_t take = std::min(n, elem_ - carried_);
+      std::memcpy(carry_ + carried_, p, take);
+      carried_ += take;
+      p += take;
+      off += take;
+      n -= take;
+      if (carried_ < elem_) return;
+      apply(off - elem_, carry_, 1);
+      carried_ = 0;
+    }
+    size_t whole = n / elem_;
+    if (whole > 0) apply(off, p, whole);
+    size_t rest = n - whole * elem_;
+    if (rest > 0) {
+      std::memcpy(carry_, p + whole * elem_, rest);
+      carried_ = rest;
+    }
+  }
+
+  void apply(size_t off, const std::byte* in, size_t elems) {
+    auto* dst = static_cast<std::byte*>(step_.dst) + off;
+    const auto* src = static_cast<const std::byte*>(step_.src) + off;
+    device::reduce(s_.type, s_.op, dst, src, in, elems);
+    if (step_.postOp) device::divide(s_.type, dst, dst, elems, s_.nranks);
+    produced_ = off + elems * elem_;
+  }
+
+  const Schedule& s_;
+  const Step& step_;
+  size_t elem_ = 1;
+  size_t bytes_ = 0;
+  Connection* in_ = nullptr;
+  Connection* out_ = nullptr;
+  size_t received_ = 0;  // bytes handed to consume()
+  size_t produced_ = 0;  // bytes of dst complete (what a forwarding send may send)
+  size_t sent_ = 0;      // bytes the transport took
+  bool recvDone_ = false;
+  bool sendDone_ = false;
+  std::byte carry_[16] = {};
+  size_t carried_ = 0;
+};
+
+// Waits until `ready()` is true, polling with `poll` and sleeping on the doorbell in between;
+// fails on abort, deadline or a dead peer.
+template <typename Poll, typename Ready>
+Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll poll,
+                     Ready ready) {
+  Backoff backoff;
+  auto nextPeerCheck = Clock::now() + kPeerCheckEvery;
+  while (true) {
+    uint32_t seen = ctx.bell->snapshot();
+    bool progressed = false;
+    TRN_TRY(poll(progressed));
+    if (ready()) return Status::ok();
+    if (progressed) {
+      backoff.reset();
+      continue;
+    }
+    if (ctx.abortFlag != nullptr && ctx.abortFlag->load(std::memory_order_relaxed)) {
+      return Status(Code::kRemoteError, fmt::format("{}: communicator aborted", ctx.what));
+    }
+    if (ctx.deadline.expired()) {
+      std::string who;
+      for (int p : peers) who += fmt::format("{}{}", who.empty() ? "" : ",", p);
+      return Status(Code::kTimeout,
+                    fmt::format("{}: timed out on rank {} waiting for peer(s) {}", ctx.what,
+                                ctx.rank, who),
+                    peers.empty() ? -1 : peers.front());
+    }
+    if (Clock::now() >= nextPeerCheck) {
+      for (int p : peers) {
+        Status s = ctx.conns[p]->checkPeer();
+        if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what, s.message()), p);
+      }
+      nextPeerCheck = Clock::now() + kPeerCheckEvery;
+    }
+    if (backoff.next()) continue;
+    auto left = ctx.deadline.remaining();
+    ctx.bell->sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
+  }
+}
+
+}  // namespace
+
+Status execute(const Schedule& schedule, const ExecContext& ctx) {
+  if (log::enabled(log::Level::kTrace, log::kSched)) {
+    TRN_TRACE(kSched, "{} rank {}: {}", ctx.what, ctx.rank, schedule.dump());
+  }
+  std::vector<uint32_t> sendIdx(ctx.conns.size()), recvIdx(ctx.conns.size());
+  std::vector<Connection*> unfinished;  // connections that may still read a source buffer
+  const auto& steps = schedule.steps;
+  for (size_t first = 0; first < steps.size();) {
+    size_t last = first;
+    while (last + 1 < steps.size() && steps[last].withNext) ++last;
+    std::vector<std::unique_ptr<StepRun>> runs;
+    std::vector<int> peers;
+    for (size_t i = first; i <= last; ++i) {
+      runs.push_back(std::make_unique<StepRun>(schedule, steps[i]));
+      TRN_TRY(runs.back()->begin(ctx, sendIdx, recvIdx));
+      if (steps[i].recvPeer >= 0) peers.push_back(steps[i].recvPeer);
+      if (steps[i].sendPeer >= 0) peers.push_back(steps[i].sendPeer);
+    }
+    TRN_TRY(progressUntil(
+        ctx, peers,
+        [&](bool& progressed) {
+          for (auto& run : runs) TRN_TRY(run->poll(progressed));
+          return Status::ok();
+        },
+        [&] {
+          return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r->done(); });
+        }));
+    for (auto& run : runs) {
+      if (run->sender() != nullptr &&
+          std::find(unfinished.begin(), unfinished.end(), run->sender()) == unfinished.end()) {
+        unfinished.push_back(run->sender());
+      }
+    }
+    first = last + 1;
+  }
+  // The caller may reuse its buffers once we return: wait until no peer still reads them.
+  std::vector<int> peers;
+  for (Connection* c : unfinished) peers.push_back(c->peer());
+  bool allDone = unfinished.empty();
+  return progressUntil(
+      ctx, peers,
+      [&](bool&) {
+        allDone = true;
+        for (Connection* c : unfinished) {
+          Result<bool> d = c->sendDone();
+          if (!d) return d.status();
+          allDone = allDone && *d;
+        }
+        return Status::ok();
+      },
+      [&] { return allDone; });
+}
+
+}  // namespace trnccl::schedule

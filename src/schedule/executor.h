@@ -1,0 +1,38 @@
+// Runs a schedule over the transports: the emulated device's work for one collective call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/wait.h"
+#include "schedule/schedule.h"
+#include "transports/transport.h"
+
+namespace trnccl::schedule {
+
+struct ExecContext {
+  int rank = 0;
+  std::vector<transport::Connection*> conns;  // by peer rank; nullptr for self
+  Doorbell* bell = nullptr;                   // rung by the transports when they have news
+  Deadline deadline = Deadline::never();
+  const std::atomic<bool>* abortFlag = nullptr;
+  uint64_t seq = 0;   // collective sequence number of this call (goes into message tags)
+  std::string what;   // "allreduce #12 (ring)" for error messages
+};
+
+// Executes `schedule` step by step (steps joined by withNext together). Transfers stream: a
+// forwarding primitive sends each piece as soon as it was received and reduced. A step is over
+// once everything was received and everything was handed to the transport; before returning,
+// execute() waits until the transports no longer need any source buffer.
+//
+// Rule for algorithms: a region handed to a send must not be written by a later step of the
+// same schedule unless that write is causally after the peer received it (true of the ring).
+Status execute(const Schedule& schedule, const ExecContext& ctx);
+
+// Tag of the index-th message on one directed connection within collective `seq`.
+constexpr uint64_t messageTag(uint64_t seq, uint32_t index) { return (seq << 24) | index; }
+
+}  // namespace trnccl::schedule

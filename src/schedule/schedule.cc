@@ -1,0 +1,45 @@
+#include "schedule/schedule.h"
+
+#include <fmt/format.h>
+
+namespace trnccl::schedule {
+
+const char* primitiveName(Primitive p) {
+  switch (p) {
+    case Primitive::kSend: return "send";
+    case Primitive::kRecv: return "recv";
+    case Primitive::kRecvReduceCopy: return "recvReduceCopy";
+    case Primitive::kRecvReduceSend: return "recvReduceSend";
+    case Primitive::kRecvReduceCopySend: return "recvReduceCopySend";
+    case Primitive::kRecvCopySend: return "recvCopySend";
+    case Primitive::kCopy: return "copy";
+  }
+  return "?";
+}
+
+bool receives(Primitive p) { return p != Primitive::kSend && p != Primitive::kCopy; }
+
+bool sends(Primitive p) {
+  return p == Primitive::kSend || p == Primitive::kRecvReduceSend ||
+         p == Primitive::kRecvReduceCopySend || p == Primitive::kRecvCopySend;
+}
+
+void Schedule::add(const Step& step) {
+  if (step.count == 0) return;
+  steps.push_back(step);
+}
+
+std::string Schedule::dump() const {
+  std::string out = fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,
+                                device::dataTypeName(type), device::redOpName(op), nranks,
+                                steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3} src {} dst {} count {}{}{}\n", i,
+                       primitiveName(s.prim), s.recvPeer, s.sendPeer, s.src, s.dst, s.count,
+                       s.postOp ? " postOp" : "", s.withNext ? " +next" : "");
+  }
+  return out;
+}
+
+}  // namespace trnccl::schedule

@@ -1,0 +1,58 @@
+// A schedule: this rank's program for one collective call, as data (DESIGN.md, "One call").
+//
+// Algorithms emit schedules over a small primitive vocabulary on (peer, buffer region) pairs;
+// the executor runs them over the transports. A schedule never names a transport, so the same
+// schedule could be dumped (TRNCCL_DEBUG=TRACE, TRNCCL_DEBUG_SUBSYS=SCHED) or simulated.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "device/reduce.h"
+
+namespace trnccl::schedule {
+
+enum class Primitive {
+  kSend,                // send src to sendPeer
+  kRecv,                // dst = incoming from recvPeer
+  kRecvReduceCopy,      // dst = src (op) incoming
+  kRecvReduceSend,      // dst = src (op) incoming, forwarded to sendPeer (dst is scratch)
+  kRecvReduceCopySend,  // dst = src (op) incoming, kept and forwarded to sendPeer
+  kRecvCopySend,        // dst = incoming, kept and forwarded to sendPeer
+  kCopy,                // dst = src, locally
+};
+
+const char* primitiveName(Primitive p);
+
+// True for primitives that receive, and that send, respectively.
+bool receives(Primitive p);
+bool sends(Primitive p);
+
+struct Step {
+  Primitive prim = Primitive::kCopy;
+  int recvPeer = -1;
+  int sendPeer = -1;
+  const void* src = nullptr;  // local operand: what kSend sends, what reductions combine with
+  void* dst = nullptr;        // where results land; what *Send primitives forward
+  size_t count = 0;           // elements
+  bool postOp = false;        // after reducing, divide by the rank count (trncclAvg)
+  // Run together with the next step (their transfers progress concurrently), e.g. the
+  // send/recv pairs of a group or a pairwise exchange.
+  bool withNext = false;
+};
+
+struct Schedule {
+  std::string algorithm;  // for logs: "ring", ...
+  device::DataType type = device::DataType::kFloat32;
+  device::RedOp op = device::RedOp::kSum;
+  int nranks = 1;
+  std::vector<Step> steps;
+
+  // Adds a step; steps with count 0 are dropped (both sides of a transfer compute the same
+  // counts, so both drop it).
+  void add(const Step& step);
+  std::string dump() const;
+};
+
+}  // namespace trnccl::schedule
