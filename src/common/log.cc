@@ -48,7 +48,7 @@ const Config& config() {
     if (level == "WARN") c.level = Level::kWarn;
     else if (level == "INFO") c.level = Level::kInfo;
     else if (level == "TRACE") c.level = Level::kTrace;
-    c.subsys = parseSubsys(env::getString("TRNCCL_DEBUG_SUBSYS", "INIT,COLL,ENV,TUNE,NET,SHM,BOOT"));
+    c.subsys = parseSubsys(env::getString("TRNCCL_DEBUG_SUBSYS", "INIT,ENV,TUNE,NET,SHM,BOOT"));
     std::string file = env::getString("TRNCCL_DEBUG_FILE", "");
     if (!file.empty() && c.level != Level::kNone) {
       if (FILE* f = std::fopen(expandFileName(file, c.host).c_str(), "w")) c.out = f;

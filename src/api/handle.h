@@ -1,0 +1,35 @@
+// The API's communicator handle and the error plumbing of the front door.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "comm/communicator.h"
+#include "common/status.h"
+#include "trnccl/trnccl.h"
+
+struct trncclComm {
+  std::unique_ptr<trnccl::comm::Communicator> impl;  // set once init succeeded
+  std::atomic<bool> initializing{false};             // non-blocking init still running
+  std::thread initThread;
+  std::mutex mu;
+  trnccl::Status initStatus;  // outcome of a non-blocking init
+  bool finalized = false;
+  int nranks = 0;
+  int rank = 0;
+  int device = 0;
+};
+
+namespace trnccl::api {
+
+trncclResult_t toResult(Code code);
+// Records `status` as this thread's last error (logged at WARN) and returns its code.
+trncclResult_t fail(const Status& status);
+// Clears nothing; returns trncclSuccess (symmetry with fail at call sites).
+inline trncclResult_t succeed() { return trncclSuccess; }
+// The communicator behind a handle, or an error if it cannot take work.
+Result<comm::Communicator*> usable(trncclComm_t comm);
+
+}  // namespace trnccl::api

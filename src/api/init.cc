@@ -1,0 +1,221 @@
+// Communicator lifecycle: ids, init (blocking and not), split, finalize, destroy, abort.
+#include <vector>
+
+#include "api/handle.h"
+#include "comm/bootstrap.h"
+#include "common/log.h"
+#include "device/device_api.h"
+
+using trnccl::Code;
+using trnccl::Status;
+using trnccl::api::fail;
+using trnccl::api::succeed;
+
+namespace {
+
+constexpr auto kAbortGrace = std::chrono::seconds(5);
+
+Status checkConfig(const trncclConfig_t* config) {
+  if (config == nullptr) return Status::ok();
+  if (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(trncclConfig_t)) {
+    return trnccl::invalidArgument(
+        "config was not initialized with TRNCCL_CONFIG_INITIALIZER (magic {:#x}, size {})",
+        config->magic, config->size);
+  }
+  if (config->blocking != 0 && config->blocking != 1) {
+    return trnccl::invalidArgument("config->blocking must be 0 or 1, got {}", config->blocking);
+  }
+  if (config->timeoutMs < 0) {
+    return trnccl::invalidArgument("config->timeoutMs must be >= 0, got {}", config->timeoutMs);
+  }
+  return Status::ok();
+}
+
+void runInit(trncclComm* handle, trnccl::comm::UniqueId id, trnccl::comm::Config cfg) {
+  auto c = trnccl::comm::Communicator::init(id, handle->nranks, handle->rank, handle->device, cfg);
+  std::lock_guard<std::mutex> lock(handle->mu);
+  if (c) {
+    handle->impl = std::move(*c);
+  } else {
+    handle->initStatus = c.status();
+  }
+  handle->initializing.store(false);
+}
+
+// Waits for running work, then frees. After an abort, work fails fast; if a task still holds the
+// communicator after the grace period, leaking it is safer than freeing it under the task.
+trncclResult_t release(trncclComm_t comm, bool abort) {
+  if (comm->initThread.joinable()) comm->initThread.join();
+  trncclResult_t result = trncclSuccess;
+  if (comm->impl) {
+    auto& impl = *comm->impl;
+    if (abort) impl.abort();
+    Status idle = impl.waitIdle(trnccl::Deadline::after(
+        abort ? std::chrono::duration_cast<std::chrono::milliseconds>(kAbortGrace)
+              : impl.config().opTimeout));
+    if (!idle && !abort) {
+      impl.abort();
+      idle = impl.waitIdle(trnccl::Deadline::after(kAbortGrace));
+      result = fail(idle.isOk() ? Status(Code::kTimeout, "destroy: work did not finish in time; "
+                                                         "aborted it")
+                                : idle);
+    }
+    if (!idle) {
+      TRN_WARN(kInit, "rank {}: leaking a communicator whose work never ended", impl.rank());
+      static_cast<void>(comm->impl.release());
+      return result;
+    }
+  }
+  delete comm;
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+trncclResult_t trncclGetVersion(int* version) {
+  if (version == nullptr) return fail(trnccl::invalidArgument("trncclGetVersion: version is NULL"));
+  *version = TRNCCL_VERSION_CODE;
+  return succeed();
+}
+
+trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId) {
+  if (uniqueId == nullptr) return fail(trnccl::invalidArgument("trncclGetUniqueId: uniqueId is NULL"));
+  auto id = trnccl::comm::createUniqueId();
+  if (!id) return fail(id.status());
+  id->encode(uniqueId->internal);
+  return succeed();
+}
+
+trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
+                                        int rank, trncclConfig_t* config) {
+  if (comm == nullptr) return fail(trnccl::invalidArgument("trncclCommInitRank: comm is NULL"));
+  *comm = nullptr;
+  if (nranks < 1) return fail(trnccl::invalidArgument("trncclCommInitRank: nranks {} < 1", nranks));
+  if (rank < 0 || rank >= nranks) {
+    return fail(trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
+  }
+  if (Status s = checkConfig(config); !s) return fail(s);
+  auto id = trnccl::comm::UniqueId::decode(commId.internal);
+  if (!id) return fail(id.status());
+  trnccl::comm::Config cfg = config == nullptr
+                                 ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
+                                 : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
+                                                               config->topology,
+                                                               config->transports);
+  auto* handle = new trncclComm();
+  handle->nranks = nranks;
+  handle->rank = rank;
+  handle->device = trnccl::device::currentDevice();
+  if (!cfg.blocking) {
+    handle->initializing.store(true);
+    handle->initThread = std::thread(runInit, handle, *id, cfg);
+    *comm = handle;
+    return trncclInProgress;
+  }
+  runInit(handle, *id, cfg);
+  if (!handle->impl) {
+    Status s = handle->initStatus;
+    delete handle;
+    return fail(s);
+  }
+  *comm = handle;
+  return succeed();
+}
+
+trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId,
+                                  int rank) {
+  return trncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devlist) {
+  if (comms == nullptr) return fail(trnccl::invalidArgument("trncclCommInitAll: comms is NULL"));
+  if (ndev < 1) return fail(trnccl::invalidArgument("trncclCommInitAll: ndev {} < 1", ndev));
+  int count = 0;
+  trnrtGetDeviceCount(&count);
+  for (int i = 0; i < ndev; ++i) {
+    int dev = devlist ? devlist[i] : i;
+    if (dev < 0 || dev >= count) {
+      return fail(trnccl::invalidArgument("trncclCommInitAll: device {} not in [0, {})", dev, count));
+    }
+  }
+  trncclUniqueId id;
+  if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) return r;
+  std::vector<trncclResult_t> results(ndev, trncclSuccess);
+  std::vector<std::string> errors(ndev);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < ndev; ++i) {
+    threads.emplace_back([&, i] {
+      trnrtSetDevice(devlist ? devlist[i] : i);
+      results[i] = trncclCommInitRank(&comms[i], ndev, id, i);
+      if (results[i] != trncclSuccess) errors[i] = trncclGetLastError(nullptr);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < ndev; ++i) {
+    if (results[i] == trncclSuccess) continue;
+    for (int j = 0; j < ndev; ++j) {
+      if (comms[j] != nullptr) trncclCommAbort(comms[j]);
+      comms[j] = nullptr;
+    }
+    return fail(Status(static_cast<Code>(results[i]),
+                       fmt::format("trncclCommInitAll: rank {}: {}", i, errors[i])));
+  }
+  return succeed();
+}
+
+trncclResult_t trncclCommFinalize(trncclComm_t comm) {
+  auto c = trnccl::api::usable(comm);
+  if (!c) return fail(c.status());
+  Status idle = (*c)->waitIdle(trnccl::Deadline::after((*c)->config().opTimeout));
+  comm->finalized = true;
+  if (!idle) return fail(idle);
+  if (Status async = (*c)->asyncError(); !async) return fail(async);
+  return succeed();
+}
+
+trncclResult_t trncclCommDestroy(trncclComm_t comm) {
+  if (comm == nullptr) return succeed();  // as NCCL: destroying NULL is a no-op
+  return release(comm, false);
+}
+
+trncclResult_t trncclCommAbort(trncclComm_t comm) {
+  if (comm == nullptr) return succeed();
+  return release(comm, true);
+}
+
+trncclResult_t trncclCommGetAsyncError(trncclComm_t comm, trncclResult_t* asyncError) {
+  if (comm == nullptr || asyncError == nullptr) {
+    return fail(trnccl::invalidArgument("trncclCommGetAsyncError: NULL argument"));
+  }
+  std::lock_guard<std::mutex> lock(comm->mu);
+  if (comm->initializing.load()) {
+    *asyncError = trncclInProgress;
+  } else if (!comm->impl) {
+    *asyncError = trnccl::api::toResult(comm->initStatus.code());
+  } else {
+    *asyncError = trnccl::api::toResult(comm->impl->asyncError().code());
+  }
+  return succeed();
+}
+
+trncclResult_t trncclCommCount(const trncclComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) return fail(trnccl::invalidArgument("trncclCommCount: NULL argument"));
+  *count = comm->nranks;
+  return succeed();
+}
+
+trncclResult_t trncclCommDevice(const trncclComm_t comm, int* device) {
+  if (comm == nullptr || device == nullptr) return fail(trnccl::invalidArgument("trncclCommDevice: NULL argument"));
+  *device = comm->device;
+  return succeed();
+}
+
+trncclResult_t trncclCommUserRank(const trncclComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) return fail(trnccl::invalidArgument("trncclCommUserRank: NULL argument"));
+  *rank = comm->rank;
+  return succeed();
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+#include "comm/communicator.h"
+
+#include <cstring>
+
+#include "comm/peer_info.h"
+#include "common/log.h"
+#include "schedule/executor.h"
+#include "trnccl/trnccl.h"
+
+namespace trnccl::comm {
+
+Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int nranks,
+                                                         int rank, int device,
+                                                         const Config& config) {
+  std::unique_ptr<Communicator> c(new Communicator());
+  c->rank_ = rank;
+  c->nranks_ = nranks;
+  c->device_ = device;
+  c->config_ = config;
+  c->commHash_ = id.magic;
+  log::setThreadRank(rank);
+  TRN_TRY(c->connect(id));
+  if (rank == 0) {
+    TRN_INFO(kInit, "trnccl {}.{}.{}: {} ranks, topology {}, transports {}", TRNCCL_MAJOR,
+             TRNCCL_MINOR, TRNCCL_PATCH, nranks, config.topology, config.transports);
+  }
+  TRN_INFO(kInit, "comm {:#x} rank {} of {} on device {} ready", c->commHash_, rank, nranks,
+           device);
+  return c;
+}
+
+Status Communicator::connect(const UniqueId& id) {
+  Deadline deadline = Deadline::after(config_.initTimeout);
+  if (id.fromEnv && rank_ == 0) TRN_TRY(ensureRoot(id));
+  transport::PeerInfo self = makeSelfInfo(rank_, device_);
+  auto boot = Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)), deadline);
+  if (!boot) return boot.status();
+  bootstrap_ = std::move(*boot);
+  bootstrap_->setTimeout(config_.initTimeout);
+  peers_.resize(nranks_);
+  for (int r = 0; r < nranks_; ++r) {
+    const auto& blob = bootstrap_->infos()[r];
+    if (blob.size() != sizeof(transport::PeerInfo)) {
+      return internalError("bootstrap: rank {} sent a peer record of {} bytes, expected {}", r,
+                           blob.size(), sizeof(transport::PeerInfo));
+    }
+    std::memcpy(&peers_[r], blob.data(), sizeof(transport::PeerInfo));
+  }
+  transport::SetupContext ctx;
+  ctx.rank = rank_;
+  ctx.nranks = nranks_;
+  ctx.commHash = commHash_;
+  ctx.peers = peers_;
+  ctx.oob = bootstrap_.get();
+  ctx.bell = &bell_;
+  ctx.deadline = deadline;
+  auto set = TransportSet::connect(ctx, config_.transports);
+  if (!set) return set.status();
+  transports_ = std::move(*set);
+  if (size_t buf = transports_->minBufferBytes(); buf > 0) sliceBytes_ = buf / 4;
+  bootstrap_->setTimeout(config_.opTimeout);
+  return Status::ok();
+}
+
+Communicator::~Communicator() {
+  // Transports go first: their segments and sockets must not outlive the job's bootstrap.
+  transports_.reset();
+  bootstrap_.reset();
+}
+
+uint64_t Communicator::beginTask() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++inFlight_;
+  return nextSeq_.fetch_add(1);
+}
+
+void Communicator::endTask() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--inFlight_ == 0) idle_.notify_all();
+}
+
+Status Communicator::run(const schedule::Schedule& s, uint64_t seq, const std::string& what) {
+  log::setThreadRank(rank_);
+  if (Status err = asyncError(); !err) {
+    return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what,
+                                          err.message()));
+  }
+  schedule::ExecContext ctx;
+  ctx.rank = rank_;
+  ctx.conns = transports_->connections();
+  ctx.bell = &bell_;
+  ctx.deadline = Deadline::after(config_.opTimeout);
+  ctx.abortFlag = &aborted_;
+  ctx.seq = seq;
+  ctx.what = what;
+  Status st = schedule::execute(s, ctx);
+  if (!st) setAsyncError(st);
+  return st;
+}
+
+Status Communicator::waitIdle(Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!idle_.wait_until(lock, deadline.at(), [this] { return inFlight_ == 0; })) {
+    return Status(Code::kTimeout,
+                  fmt::format("rank {}: {} operation(s) still running", rank_, inFlight_));
+  }
+  return Status::ok();
+}
+
+void Communicator::abort() {
+  aborted_.store(true);
+  bell_.ring();
+  if (bootstrap_) bootstrap_->abort();
+  setAsyncError(Status(Code::kRemoteError, "communicator aborted"));
+}
+
+Status Communicator::asyncError() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return asyncError_;
+}
+
+void Communicator::setAsyncError(const Status& s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (asyncError_.isOk()) asyncError_ = s;
+}
+
+}  // namespace trnccl::comm

@@ -1,0 +1,79 @@
+// The communicator: who the ranks are, how to reach each (bootstrap + transports), the
+// collective sequence, and the error state. API calls build schedules and enqueue them on a
+// stream; the stream's worker calls run().
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm/bootstrap.h"
+#include "comm/config.h"
+#include "comm/transport_set.h"
+#include "common/status.h"
+#include "common/wait.h"
+#include "schedule/schedule.h"
+
+namespace trnccl::comm {
+
+class Communicator {
+ public:
+  // Collective over the nranks ranks: bootstrap, peer table, transport connections.
+  static Result<std::unique_ptr<Communicator>> init(const UniqueId& id, int nranks, int rank,
+                                                    int device, const Config& config);
+  ~Communicator();
+
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  int device() const { return device_; }
+  const Config& config() const { return config_; }
+  uint64_t commHash() const { return commHash_; }
+  Bootstrap& bootstrap() { return *bootstrap_; }
+  const std::vector<transport::PeerInfo>& peers() const { return peers_; }
+  // The pipeline slice for this communicator's connections.
+  size_t sliceBytes() const { return sliceBytes_; }
+
+  // Called by the API thread, in call order: a task for the stream is about to be enqueued.
+  uint64_t beginTask();
+  // Called on the stream worker: runs one schedule; records a failure as the async error.
+  Status run(const schedule::Schedule& s, uint64_t seq, const std::string& what);
+  // Called on the stream worker when a task of beginTask() is over (ran or skipped).
+  void endTask();
+
+  // Waits until every enqueued task of this communicator finished (or the deadline).
+  Status waitIdle(Deadline deadline);
+  // Makes every wait of this communicator fail promptly; idempotent and thread-safe.
+  void abort();
+  bool aborted() const { return aborted_.load(); }
+  // The first error of any task, sticky (Code::kOk if none).
+  Status asyncError() const;
+
+ private:
+  Communicator() = default;
+  Status connect(const UniqueId& id);
+  void setAsyncError(const Status& s);
+
+  int rank_ = 0;
+  int nranks_ = 1;
+  int device_ = 0;
+  Config config_;
+  uint64_t commHash_ = 0;
+  std::unique_ptr<Bootstrap> bootstrap_;
+  std::vector<transport::PeerInfo> peers_;
+  Doorbell bell_;
+  std::unique_ptr<TransportSet> transports_;
+  size_t sliceBytes_ = 64 * 1024;
+
+  std::atomic<uint64_t> nextSeq_{0};
+  std::atomic<bool> aborted_{false};
+  mutable std::mutex mu_;
+  std::condition_variable idle_;
+  int inFlight_ = 0;
+  Status asyncError_;
+};
+
+}  // namespace trnccl::comm

@@ -1,0 +1,21 @@
+// Communicator options after defaults and environment are applied.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace trnccl::comm {
+
+struct Config {
+  bool blocking = true;
+  std::chrono::milliseconds initTimeout{120000};  // bootstrap and transport setup
+  std::chrono::milliseconds opTimeout{300000};    // one collective
+  std::string topology = "trn1.32xlarge";
+  std::string transports = "shm,ofi,tcp";  // preference order
+};
+
+// Defaults, then TRNCCL_TIMEOUT_MS / TRNCCL_TOPOLOGY / TRNCCL_TRANSPORT, then the explicit
+// values of a trncclConfig_t (passed by the API layer as plain values; 0/empty = unset).
+Config resolveConfig(int blocking, int timeoutMs, const char* topology, const char* transports);
+
+}  // namespace trnccl::comm
