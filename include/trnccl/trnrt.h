@@ -48,8 +48,12 @@ trnrtError_t trnrtGetDevice(int* device);
 /** Blocks until every stream of the current device is idle. */
 trnrtError_t trnrtDeviceSynchronize(void);
 
-/** Allocates device memory from the current device's HBM arena. */
+/**
+ * Allocates device memory from the current device's HBM arena (256-byte aligned). A size of 0
+ * returns a unique, non-NULL pointer that must be freed like any other. Thread-safe.
+ */
 trnrtError_t trnrtMalloc(void** devPtr, size_t size);
+/** Frees a trnrtMalloc pointer; NULL is a no-op, any other pointer is trnrtErrorInvalidValue. */
 trnrtError_t trnrtFree(void* devPtr);
 trnrtError_t trnrtMemcpy(void* dst, const void* src, size_t count, trnrtMemcpyKind kind);
 trnrtError_t trnrtMemcpyAsync(void* dst, const void* src, size_t count, trnrtMemcpyKind kind,
@@ -76,7 +80,7 @@ trnrtError_t trnrtEventQuery(trnrtEvent_t event);
 trnrtError_t trnrtEventElapsedTime(float* ms, trnrtEvent_t start, trnrtEvent_t end);
 
 const char* trnrtGetErrorString(trnrtError_t error);
-/** The last error message of this thread, or "" when there is none. */
+/** The last error message of this thread, or "" when there is none; successful calls keep it. */
 const char* trnrtGetLastErrorMessage(void);
 
 #ifdef __cplusplus
