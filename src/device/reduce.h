@@ -26,15 +26,34 @@ const char* dataTypeName(DataType type);  // nccl-tests names: int8 ... half flo
 const char* redOpName(RedOp op);          // sum prod max min avg
 
 // dst[i] = a[i] (op) b[i] for i < count; dst may alias a or b. kAvg reduces as kSum.
+// Integer sum and prod wrap around modulo 2^bits. Floating max/min return NaN when either
+// operand is NaN (unlike std::fmax); between -0 and +0, which compare equal, b is returned.
+// With two NaN operands, which one's sign and payload survive is unspecified (the compiler may
+// swap the operands of a commutative operation).
+// An unknown type or op does nothing (the API layer validates them).
 void reduce(DataType type, RedOp op, void* dst, const void* a, const void* b, size_t count);
 
 // dst[i] = a[i] / divisor: the final step of kAvg. Integers divide truncating toward zero;
 // floating types divide in their reduction precision and round to nearest even.
+// divisor >= 1; divisor == 1 copies the bits unchanged.
 void divide(DataType type, void* dst, const void* a, size_t count, int divisor);
+
+// memmove of `bytes` bytes (no-op when dst == src): the copy kernel of the emulated core.
+void copy(void* dst, const void* src, size_t bytes);
 
 // Scalar conversions, exact where representable and round-to-nearest-even otherwise.
 // fp8 e4m3 (OCP): no infinities, NaN is S.1111.111, max 448; out-of-range values saturate to
 // +-448 (infinity too), NaN stays NaN. fp8 e5m2 is IEEE-like: overflow rounds to infinity.
+// In detail (decoding is exact for every bit pattern, subnormals included):
+//  - half (binary16, bias 15): overflow (|x| >= 65520) -> +-inf; float NaN -> quiet NaN with
+//    the sign and the top 9 payload bits kept; decoded NaNs keep their payload.
+//  - bf16 (bias 127): decode is a 16-bit shift; encode rounds the low 16 bits (overflow ->
+//    inf); a NaN is truncated with the quiet bit forced, so rounding never turns it into inf.
+//  - fp8 e4m3 (bias 7, min subnormal 2^-9): |x| rounding above 448, and +-inf, give +-448;
+//    NaN -> 0x7F, or 0xFF for a negative NaN (the sign is kept).
+//  - fp8 e5m2 (bias 15, inf S.11111.00, max 57344): |x| >= 61440 -> +-inf; NaN -> quiet NaN
+//    S.11111.1x with the sign (and the float's top payload bit) kept.
+// The conversions assume the default round-to-nearest-even floating-point environment.
 float halfToFloat(uint16_t h);
 uint16_t floatToHalf(float f);
 float bfloat16ToFloat(uint16_t b);
