@@ -1,0 +1,64 @@
+// The in-process N-rank harness: one thread per rank, each with its own device, communicator
+// and stream (trncclCommInitAll). Communicators are kept per rank count and shared across test
+// cases, as the suite would otherwise spend its time in init.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "trnccl/trnccl.h"
+
+namespace trnccl::testing {
+
+class Ranks {
+ public:
+  explicit Ranks(int n) : comms_(n), streams_(n) {
+    EXPECT_EQ(trncclCommInitAll(comms_.data(), n, nullptr), trncclSuccess)
+        << trncclGetLastError(nullptr);
+    for (int r = 0; r < n; ++r) {
+      trnrtSetDevice(r);
+      EXPECT_EQ(trnrtStreamCreate(&streams_[r]), trnrtSuccess);
+    }
+    trnrtSetDevice(0);
+  }
+  ~Ranks() {
+    for (int r = 0; r < size(); ++r) {
+      trnrtStreamDestroy(streams_[r]);
+      trncclCommDestroy(comms_[r]);
+    }
+  }
+  int size() const { return static_cast<int>(comms_.size()); }
+  trncclComm_t comm(int r) const { return comms_[r]; }
+  trnrtStream_t stream(int r) const { return streams_[r]; }
+
+  // Runs fn(rank) on one thread per rank (each thread on the rank's device) and joins them.
+  void run(const std::function<void(int)>& fn) const {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size(); ++r) {
+      threads.emplace_back([&, r] {
+        trnrtSetDevice(r);
+        fn(r);
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  // Shared instance per rank count, destroyed at the end of the test program.
+  static Ranks& get(int n) {
+    static std::map<int, std::unique_ptr<Ranks>> cache;
+    auto& slot = cache[n];
+    if (!slot) slot = std::make_unique<Ranks>(n);
+    return *slot;
+  }
+
+ private:
+  std::vector<trncclComm_t> comms_;
+  std::vector<trnrtStream_t> streams_;
+};
+
+}  // namespace trnccl::testing
