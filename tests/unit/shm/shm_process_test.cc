@@ -1,0 +1,197 @@
+// The shm transport between two processes (fork): cross-memory attach for host buffers, the
+// mapped device arena for device buffers, the copy fallback, and peer-death detection.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "device/device_api.h"
+#include "tests/unit/shm/shm_test_util.h"
+#include "transports/shm/shm_connection.h"
+#include "transports/shm/testing.h"
+#include "trnccl/trnrt.h"
+
+namespace trnccl::transport::shm::test {
+namespace {
+
+constexpr size_t kLarge = (8 << 20) + 3;
+
+enum class Memory { kHost, kDevice };
+
+struct Outcome {
+  Outcome() = default;
+  explicit Outcome(Status s) : status(std::move(s)) {}
+  Status status;
+  std::string mode;          // this rank's send mode
+  uint64_t cma = 0;          // receiver-side counter deltas
+  uint64_t arena = 0;
+  uint64_t inlined = 0;
+};
+
+// One rank of a two-process exchange: sends `bytes` to the other rank and receives as many.
+Outcome exchangeAcross(int rank, int fd, uint64_t hash, Memory memory) {
+  Outcome outcome;
+  SocketOob oob(fd, rank);
+  Rank self(rank, 2, hash, &oob);
+  auto connections = self.connect({1 - rank});
+  if (!connections) return Outcome(connections.status());
+  auto* connection = dynamic_cast<ShmConnection*>((*connections)[0].get());
+  outcome.mode = connection->sendMode();
+
+  std::vector<std::byte> host(kLarge), in(kLarge);
+  fillPattern(host, 100 + static_cast<uint64_t>(rank));
+  const std::byte* src = host.data();
+  void* device = nullptr;
+  if (memory == Memory::kDevice) {
+    if (trnrtMalloc(&device, kLarge) != trnrtSuccess ||
+        trnrtMemcpy(device, host.data(), kLarge, trnrtMemcpyHostToDevice) != trnrtSuccess) {
+      return Outcome(internalError("rank {}: device buffer setup failed", rank));
+    }
+    src = static_cast<const std::byte*>(device);
+  }
+  testing::Counters& counters = testing::counters();
+  uint64_t cma = counters.cmaDescriptors, arena = counters.arenaDescriptors,
+           inlined = counters.inlineRecords;
+  outcome.status = connection->beginSend(5, kLarge);
+  if (outcome.status) outcome.status = connection->beginRecv(5, kLarge);
+  if (outcome.status) {
+    std::vector<SendOp> sends{{connection, src, kLarge}};
+    std::vector<RecvOp> recvs{{connection, in.data(), kLarge}};
+    outcome.status = drive(self.bell, sends, recvs);
+  }
+  std::vector<std::byte> expected(kLarge);
+  fillPattern(expected, 100 + static_cast<uint64_t>(1 - rank));
+  if (outcome.status && in != expected) {
+    outcome.status = internalError("rank {}: received bytes differ", rank);
+  }
+  // The peer may still read our buffer until it acknowledged; drive() waited for sendDone.
+  if (device != nullptr) (void)trnrtFree(device);
+  outcome.cma = counters.cmaDescriptors - cma;
+  outcome.arena = counters.arenaDescriptors - arena;
+  outcome.inlined = counters.inlineRecords - inlined;
+  // Keep the mappings until the peer is done with ours too.
+  if (outcome.status) outcome.status = oob.barrier();
+  return outcome;
+}
+
+// Runs `child(fd)` in a forked process as rank 1; its return value is the exit code.
+pid_t forkRank(int fds[2], const std::function<int(int)>& child) {
+  EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::_exit(child(fds[1]));
+  }
+  ::close(fds[1]);
+  return pid;
+}
+
+int waitChild(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Exit code of the child: 0 ok, 1 transfer failed, 2 expected path not taken.
+int childExchange(int fd, uint64_t hash, Memory memory, bool expectZeroCopy) {
+  Outcome outcome = exchangeAcross(1, fd, hash, memory);
+  if (!outcome.status) {
+    fmt::print(stderr, "child: {}\n", outcome.status.message());
+    return 1;
+  }
+  uint64_t zeroCopy = memory == Memory::kHost ? outcome.cma : outcome.arena;
+  return expectZeroCopy == (zeroCopy > 0) ? 0 : 2;
+}
+
+TEST(ShmProcess, HostBufferCrossesByCmaOrFallsBack) {
+  uint64_t hash = randomCommHash();
+  int fds[2];
+  pid_t pid = forkRank(fds, [&](int fd) { return childExchange(fd, hash, Memory::kHost, true); });
+  Outcome outcome = exchangeAcross(0, fds[0], hash, Memory::kHost);
+  ::close(fds[0]);
+  int exitCode = waitChild(pid);
+  ASSERT_TRUE(outcome.status.isOk()) << outcome.status.message();
+  EXPECT_TRUE(leftoverSegments(hash).empty());
+  if (outcome.mode.find("CMA") == std::string::npos) {
+    // Still correct through the FIFO; say why zero-copy was not exercised.
+    EXPECT_GT(outcome.inlined, 0u);
+    GTEST_SKIP() << "process_vm_readv not permitted here (" << outcome.mode << ")";
+  }
+  EXPECT_EQ(exitCode, 0);
+  EXPECT_GT(outcome.cma, 0u);
+}
+
+TEST(ShmProcess, CmaDisabledCopiesThroughFifo) {
+  EnvGuard cma("TRNCCL_SHM_CMA", "0");
+  uint64_t hash = randomCommHash();
+  int fds[2];
+  pid_t pid = forkRank(fds, [&](int fd) { return childExchange(fd, hash, Memory::kHost, false); });
+  Outcome outcome = exchangeAcross(0, fds[0], hash, Memory::kHost);
+  ::close(fds[0]);
+  EXPECT_EQ(waitChild(pid), 0);
+  ASSERT_TRUE(outcome.status.isOk()) << outcome.status.message();
+  EXPECT_EQ(outcome.cma, 0u);
+  EXPECT_GT(outcome.inlined, 0u);
+}
+
+TEST(ShmProcess, DeviceBufferIsReadFromTheMappedArena) {
+  // Probed in a throwaway child: the parent must not start the runtime (its arena and
+  // worker threads) before forking the ranks, or both would share one arena allocator state.
+  pid_t prober = ::fork();
+  if (prober == 0) {
+    void* probe = nullptr;
+    ::_exit(trnrtMalloc(&probe, 256) == trnrtSuccess && device::locate(probe) ? 0 : 1);
+  }
+  if (waitChild(prober) != 0) {
+    GTEST_SKIP() << "device::locate does not report trnrtMalloc memory in this build";
+  }
+  uint64_t hash = randomCommHash();
+  int fds[2];
+  pid_t pid =
+      forkRank(fds, [&](int fd) { return childExchange(fd, hash, Memory::kDevice, true); });
+  Outcome outcome = exchangeAcross(0, fds[0], hash, Memory::kDevice);
+  ::close(fds[0]);
+  int exitCode = waitChild(pid);
+  ASSERT_TRUE(outcome.status.isOk()) << outcome.status.message();
+  if (outcome.mode.find("arena") == std::string::npos) {
+    GTEST_SKIP() << "/proc/<pid>/fd not accessible here (" << outcome.mode << ")";
+  }
+  EXPECT_EQ(exitCode, 0);
+  EXPECT_GT(outcome.arena, 0u);
+}
+
+TEST(ShmProcess, CheckPeerDetectsKilledChild) {
+  uint64_t hash = randomCommHash();
+  int fds[2];
+  pid_t pid = forkRank(fds, [&](int fd) {
+    SocketOob oob(fd, 1);
+    Rank self(1, 2, hash, &oob);
+    auto connections = self.connect({0});
+    if (!connections) return 1;
+    ::pause();  // until killed
+    return 0;
+  });
+  SocketOob oob(fds[0], 0);
+  Rank self(0, 2, hash, &oob);
+  auto connections = self.connect({1});
+  ASSERT_TRUE(connections.isOk()) << connections.status().message();
+  Connection* connection = (*connections)[0].get();
+  EXPECT_TRUE(connection->checkPeer().isOk());
+
+  ::kill(pid, SIGKILL);
+  // Not reaped yet on purpose: a zombie peer must count as gone too.
+  Deadline deadline = Deadline::after(10s);
+  Status status;
+  while ((status = connection->checkPeer()).isOk() && !deadline.expired()) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(status.code(), Code::kRemoteError);
+  EXPECT_EQ(status.peer(), 1);
+  EXPECT_EQ(status.message(), fmt::format("shm: peer rank 1 (pid {}) is gone", pid));
+  waitChild(pid);
+  ::close(fds[0]);
+  EXPECT_TRUE(leftoverSegments(hash).empty());
+}
+
+}  // namespace
+}  // namespace trnccl::transport::shm::test

@@ -1,0 +1,236 @@
+// The shm transport with ranks as threads of one process: ring exchanges of odd and large
+// sizes through the FIFO and the same-process zero-copy path, error reporting, and segment
+// hygiene.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <tuple>
+
+#include "tests/unit/shm/shm_test_util.h"
+#include "transports/shm/shm_connection.h"
+#include "transports/shm/testing.h"
+
+namespace trnccl::transport::shm::test {
+namespace {
+
+constexpr size_t kFifo = 64 << 10;
+
+uint64_t tagOf(size_t step, int from, int to) {
+  return (uint64_t{step} << 32) | (static_cast<uint64_t>(from) << 16) | static_cast<uint64_t>(to);
+}
+
+uint64_t seedOf(size_t step, int from, int to) { return tagOf(step, from, to) * 31 + 5; }
+
+// One step of the ring test for rank r: send to each target, receive from each source, check.
+Status ringStep(Cluster& cluster, int r, size_t step, size_t bytes,
+                const std::vector<std::pair<int, Connection*>>& links) {
+  std::vector<std::vector<std::byte>> out(links.size()), in(links.size());
+  std::vector<SendOp> sends;
+  std::vector<RecvOp> recvs;
+  for (size_t i = 0; i < links.size(); ++i) {
+    auto [peer, connection] = links[i];
+    out[i].resize(bytes);
+    in[i].assign(bytes, std::byte{0xee});
+    fillPattern(out[i], seedOf(step, r, peer));
+    TRN_TRY(connection->beginSend(tagOf(step, r, peer), bytes));
+    TRN_TRY(connection->beginRecv(tagOf(step, peer, r), bytes));
+    sends.push_back({connection, out[i].data(), bytes});
+    recvs.push_back({connection, in[i].data(), bytes});
+  }
+  TRN_TRY(drive(cluster.ranks[static_cast<size_t>(r)]->bell, sends, recvs));
+  for (size_t i = 0; i < links.size(); ++i) {
+    std::vector<std::byte> expected(bytes);
+    fillPattern(expected, seedOf(step, links[i].first, r));
+    if (in[i] != expected) {
+      return internalError("rank {}: {} bytes from rank {} differ", r, bytes, links[i].first);
+    }
+  }
+  return Status::ok();
+}
+
+class ShmRing : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+// Each rank sends to its next and its previous rank at once (one ring each way; with two ranks
+// both directions of the one connection), every size of the list in turn.
+TEST_P(ShmRing, ExchangesOddAndLargeSizesBothWays) {
+  auto [n, zeroCopy] = GetParam();
+  EnvGuard fifo("TRNCCL_SHM_FIFO_BYTES", std::to_string(kFifo));
+  EnvGuard zcopy("TRNCCL_SHM_ZCOPY_BYTES", zeroCopy ? "262144" : "0");
+  const std::vector<size_t> sizes = {0, 1, 7, 4096 + 3, kFifo * 3 + 5, (8 << 20) + 3};
+
+  Cluster cluster(n);
+  auto peersOf = [n](int r) {
+    std::vector<int> peers = {(r + 1) % n};
+    if ((r + n - 1) % n != peers[0]) peers.push_back((r + n - 1) % n);
+    return peers;
+  };
+  ASSERT_TRUE(cluster.connect(peersOf).isOk()) << cluster.statuses[0].message();
+  EXPECT_TRUE(leftoverSegments(cluster.hash).empty());
+
+  Status status = cluster.runEach([&](int r) -> Status {
+    std::vector<int> peers = peersOf(r);
+    std::vector<std::pair<int, Connection*>> links;
+    for (size_t i = 0; i < peers.size(); ++i) links.emplace_back(peers[i], cluster.conn(r, i));
+    for (size_t step = 0; step < sizes.size(); ++step) {
+      TRN_TRY(ringStep(cluster, r, step, sizes[step], links));
+    }
+    return Status::ok();
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, ShmRing,
+                         ::testing::Combine(::testing::Values(2, 3, 4, 5, 8), ::testing::Bool()),
+                         [](const auto& info) {
+                           return fmt::format("{}ranks_{}", std::get<0>(info.param),
+                                              std::get<1>(info.param) ? "zerocopy" : "copy");
+                         });
+
+// A rank with no shm peers still takes part in setup; the others connect around it.
+TEST(ShmSetup, RankWithoutPeersTakesPart) {
+  Cluster cluster(3);
+  Status status = cluster.connect([](int r) {
+    return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r};
+  });
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_TRUE(cluster.connections[2].empty());
+  std::vector<std::byte> out(1000), in(1000);
+  fillPattern(out, 9);
+  ASSERT_TRUE(cluster.conn(0, 0)->beginSend(1, out.size()).isOk());
+  ASSERT_TRUE(cluster.conn(1, 0)->beginRecv(1, in.size()).isOk());
+  std::vector<SendOp> sends{{cluster.conn(0, 0), out.data(), out.size()}};
+  std::vector<RecvOp> recvs{{cluster.conn(1, 0), in.data(), in.size()}};
+  ASSERT_TRUE(drive(cluster.ranks[0]->bell, sends, recvs).isOk());
+  EXPECT_EQ(in, out);
+}
+
+// Large pieces between threads travel as a pointer: the consumer reads the sender's buffer
+// itself, and the sender is not done before the receiver has consumed it.
+TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
+  EnvGuard zcopy("TRNCCL_SHM_ZCOPY_BYTES", "262144");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  auto* sender = dynamic_cast<ShmConnection*>(cluster.conn(0, 0));
+  ASSERT_NE(sender, nullptr);
+  EXPECT_STREQ(sender->sendMode(), "zero-copy: same-process pointers");
+
+  std::vector<std::byte> out(1 << 20);
+  fillPattern(out, 3);
+  uint64_t before = testing::counters().pointerDescriptors.load();
+  ASSERT_TRUE(sender->beginSend(7, out.size()).isOk());
+  Result<size_t> taken = sender->sendSome(out.data(), out.size());
+  ASSERT_TRUE(taken.isOk());
+  EXPECT_EQ(*taken, out.size());  // one descriptor, whatever the FIFO size
+  EXPECT_FALSE(sender->sendDone().value());
+
+  Connection* receiver = cluster.conn(1, 0);
+  ASSERT_TRUE(receiver->beginRecv(7, out.size()).isOk());
+  size_t seen = 0;
+  bool inPlace = true;
+  Result<size_t> got = receiver->recvSome(out.size(), [&](size_t offset, const std::byte* data,
+                                                          size_t bytes) {
+    inPlace &= data == out.data() + offset;
+    seen += bytes;
+  });
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  EXPECT_EQ(*got, out.size());
+  EXPECT_EQ(seen, out.size());
+  EXPECT_TRUE(inPlace);
+  EXPECT_TRUE(sender->sendDone().value());
+  EXPECT_EQ(testing::counters().pointerDescriptors.load(), before + 1);
+}
+
+TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  std::vector<std::byte> out(4096);
+  ASSERT_TRUE(cluster.conn(0, 0)->beginSend(0x11, out.size()).isOk());
+  ASSERT_TRUE(cluster.conn(0, 0)->sendSome(out.data(), out.size()).isOk());
+  ASSERT_TRUE(cluster.conn(1, 0)->beginRecv(0x22, 8192).isOk());
+  Result<size_t> got = cluster.conn(1, 0)->recvSome(8192, [](size_t, const std::byte*, size_t) {});
+  ASSERT_FALSE(got.isOk());
+  EXPECT_EQ(got.status().code(), Code::kInternalError);
+  EXPECT_EQ(got.status().peer(), 0);
+  EXPECT_EQ(got.status().message(),
+            "shm: message from rank 0 has tag 0x11 and 4096 bytes, expected tag 0x22 and 8192 "
+            "bytes");
+}
+
+// The segment is 0600 and present while peers attach; after connect() nothing is left.
+TEST(ShmHygiene, SegmentIsPrivateAndUnlinkedAfterConnect) {
+  std::mutex mutex;
+  std::vector<std::string> names;
+  std::vector<unsigned> modes;
+  testing::setSegmentCreatedHook([&](int fd, const std::string& name) {
+    struct stat st {};
+    ::fstat(fd, &st);
+    std::lock_guard lock(mutex);
+    names.push_back(name);
+    modes.push_back(st.st_mode & 0777);
+  });
+  Cluster cluster(4);
+  Status status = cluster.connect([](int r) {
+    std::vector<int> peers;
+    for (int p = 0; p < 4; ++p) {
+      if (p != r) peers.push_back(p);
+    }
+    return peers;
+  });
+  testing::setSegmentCreatedHook(nullptr);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  ASSERT_EQ(names.size(), 4u);
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(names[i].rfind(fmt::format("/trnccl-{:016x}-r", cluster.hash), 0), 0u) << names[i];
+    EXPECT_EQ(modes[i], 0600u) << names[i];
+  }
+  EXPECT_TRUE(leftoverSegments(cluster.hash).empty());
+}
+
+// A FIFO size no tmpfs can hold fails at setup with a clear Status, not SIGBUS later.
+TEST(ShmHygiene, AllocationFailureIsAStatus) {
+  EnvGuard fifo("TRNCCL_SHM_FIFO_BYTES", std::to_string(int64_t{1} << 40));
+  Cluster cluster(2);
+  Status status = cluster.connect([](int r) { return std::vector<int>{1 - r}; });
+  ASSERT_FALSE(status.isOk());
+  for (const Status& s : cluster.statuses) {
+    EXPECT_EQ(s.code(), Code::kSystemError) << s.message();
+    EXPECT_NE(s.message().find("shm: cannot allocate"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("/trnccl-"), std::string::npos) << s.message();
+    bool reason = s.message().find(std::strerror(ENOSPC)) != std::string::npos ||
+                  s.message().find(std::strerror(EFBIG)) != std::string::npos;
+    EXPECT_TRUE(reason) << s.message();
+  }
+  EXPECT_TRUE(leftoverSegments(cluster.hash).empty());
+}
+
+// One rank's setup error fails every rank (no hang), and the others name it.
+TEST(ShmErrors, OneRankFailingFailsAll) {
+  Cluster cluster(3);
+  Status status = cluster.connect([](int r) {
+    return r == 1 ? std::vector<int>{1} : std::vector<int>{(r + 1) % 3};
+  });
+  ASSERT_FALSE(status.isOk());
+  EXPECT_EQ(cluster.statuses[1].code(), Code::kInvalidArgument) << cluster.statuses[1].message();
+  for (int r : {0, 2}) {
+    EXPECT_EQ(cluster.statuses[static_cast<size_t>(r)].code(), Code::kRemoteError);
+    EXPECT_EQ(cluster.statuses[static_cast<size_t>(r)].peer(), 1);
+  }
+  EXPECT_TRUE(leftoverSegments(cluster.hash).empty());
+}
+
+TEST(ShmSetup, CanConnectNeedsSameHostAndKernel) {
+  auto transport = makeShmTransport();
+  PeerInfo a, b;
+  a.hostHash = b.hostHash = 1;
+  a.bootId = b.bootId = 2;
+  EXPECT_TRUE(transport->canConnect(a, b));
+  b.bootId = 3;
+  EXPECT_FALSE(transport->canConnect(a, b));
+  b.bootId = 2;
+  b.hostHash = 5;
+  EXPECT_FALSE(transport->canConnect(a, b));
+  EXPECT_STREQ(transport->name(), "shm");
+}
+
+}  // namespace
+}  // namespace trnccl::transport::shm::test

@@ -1,0 +1,121 @@
+// One rank's POSIX shared-memory segment: a header with the rank's doorbell, then one inbound
+// FIFO per shm peer (control words + ring buffer).
+//
+// Why one segment per receiving rank rather than one per pair: a rank's doorbell and all its
+// inbound rings live together, so a peer needs one mapping per rank it talks to and the
+// receiver owns (creates, sizes, unlinks) all the memory it reads. Hygiene (reliability
+// anchors 3.5): names are unique per communicator, the segment is created O_EXCL with mode
+// 0600, allocated in full up front (ENOSPC at setup instead of SIGBUS later), and unlinked as
+// soon as every peer has mapped it, so a crash leaves nothing behind in /dev/shm.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "common/wait.h"
+
+namespace trnccl::transport::shm {
+
+inline constexpr size_t kCacheLine = 64;
+inline constexpr uint64_t kSegmentMagic = 0x6873'6c63'636e'7274;  // "trncclsh"
+inline constexpr uint32_t kSegmentVersion = 1;
+
+// Capabilities a receiver found at setup for reading a sender's memory in place.
+enum RecvCaps : uint32_t {
+  kCapCma = 1u << 0,       // process_vm_readv works on the sender
+  kCapArenaMap = 1u << 1,  // /proc/<sender pid>/fd/<fd> can be opened (device arenas)
+};
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared atomics must be address-free");
+
+// Control words of one inbound FIFO. Counters are monotonic byte/record counts, each on its own
+// cache line so the producer's and the consumer's writes never share a line.
+struct alignas(kCacheLine) FifoCtrl {
+  alignas(kCacheLine) std::atomic<uint64_t> head{0};  // bytes produced (sender writes)
+  alignas(kCacheLine) std::atomic<uint64_t> tail{0};  // bytes consumed (receiver writes)
+  alignas(kCacheLine) std::atomic<uint64_t> ack{0};   // descriptors consumed (receiver writes)
+  alignas(kCacheLine) int32_t senderRank = -1;        // set by the owner at creation
+  uint32_t receiverCaps = 0;                          // RecvCaps, set by the owner at setup
+};
+
+struct SegmentHeader {
+  uint64_t magic = 0;
+  uint32_t version = 0;
+  int32_t ownerRank = -1;
+  int32_t ownerPid = 0;
+  uint32_t slots = 0;
+  uint64_t fifoBytes = 0;
+  uint64_t commHash = 0;
+  alignas(kCacheLine) DoorbellWord bell;  // the owner's doorbell; peers ring it
+};
+
+// Offsets of the parts of a segment with `slots` FIFOs of `fifoBytes` each.
+struct SegmentLayout {
+  uint32_t slots = 0;
+  uint64_t fifoBytes = 0;
+
+  static size_t ctrlOffset();
+  size_t dataOffset() const;
+  // Total bytes, or 0 when the size overflows.
+  size_t totalBytes() const;
+};
+
+// "/trnccl-<commHash hex>-r<rank>"
+std::string segmentName(uint64_t commHash, int rank);
+
+// An open, mapped segment. Owned segments unlink their name on destruction unless unlink()
+// already ran; every segment closes its fd and unmaps its memory.
+class Segment {
+ public:
+  // Creates (O_EXCL, 0600) and fully allocates the caller's own segment and initialises its
+  // header; `senderRanks[i]` is the rank writing into slot i.
+  static Result<std::shared_ptr<Segment>> create(const std::string& name, uint64_t commHash,
+                                                 int ownerRank, const int* senderRanks,
+                                                 uint32_t slots, uint64_t fifoBytes);
+  // Opens and maps a peer's segment, validating its header.
+  static Result<std::shared_ptr<Segment>> open(const std::string& name, uint64_t commHash,
+                                               int ownerRank);
+  ~Segment();
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+
+  // Removes the name from /dev/shm; the mapping stays valid.
+  Status unlink();
+  // Closes the descriptor; the mapping stays valid.
+  void closeFd();
+  int fd() const { return fd_; }
+  const std::string& name() const { return name_; }
+
+  SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
+  uint32_t slots() const { return header()->slots; }
+  uint64_t fifoBytes() const { return header()->fifoBytes; }
+  FifoCtrl* ctrl(uint32_t slot) const;
+  std::byte* data(uint32_t slot) const;
+  // The slot whose sender is `rank`, or -1.
+  int slotOf(int rank) const;
+
+  // On destruction, rebinds `bell` back to `previous`: the doorbell word lives in this
+  // segment and must not dangle once it is unmapped. The Doorbell must outlive the segment.
+  void restoreBellOnDestroy(Doorbell* bell, DoorbellWord* previous) {
+    bell_ = bell;
+    previousWord_ = previous;
+  }
+
+ private:
+  Segment(std::string name, int fd, std::byte* base, size_t bytes, bool owned)
+      : name_(std::move(name)), fd_(fd), base_(base), bytes_(bytes), linked_(owned) {}
+
+  std::string name_;
+  int fd_ = -1;
+  std::byte* base_ = nullptr;
+  size_t bytes_ = 0;
+  bool linked_ = false;  // we created the name and have not unlinked it yet
+  Doorbell* bell_ = nullptr;
+  DoorbellWord* previousWord_ = nullptr;
+};
+
+}  // namespace trnccl::transport::shm

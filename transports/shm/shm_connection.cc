@@ -1,0 +1,348 @@
+#include "transports/shm/shm_connection.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "device/device_api.h"
+#include "transports/shm/testing.h"
+
+namespace trnccl::transport::shm {
+namespace {
+
+constexpr size_t kScratchBytes = 256 * 1024;  // bound of one process_vm_readv piece
+
+uint64_t roundUp(uint64_t value, uint64_t to) { return (value + to - 1) / to * to; }
+
+// A pidfd turns readable when the process exits, zombie or not, and is immune to pid reuse.
+int openPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+const char* kindName(uint32_t kind) {
+  switch (static_cast<RecordKind>(kind)) {
+    case RecordKind::kBegin: return "header";
+    case RecordKind::kInline: return "inline";
+    case RecordKind::kPointer: return "pointer";
+    case RecordKind::kArena: return "arena";
+    case RecordKind::kCma: return "cma";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+ShmConnection::ShmConnection(PeerLink link)
+    : link_(std::move(link)),
+      peerBell_(&link_.remote->header()->bell),
+      outCtrl_(link_.remote->ctrl(link_.outSlot)),
+      outData_(link_.remote->data(link_.outSlot)),
+      outCap_(link_.remote->fifoBytes()),
+      inCtrl_(link_.own->ctrl(link_.inSlot)),
+      inData_(link_.own->data(link_.inSlot)),
+      inCap_(link_.own->fifoBytes()) {
+  if (!link_.sameProcess) pidfd_ = openPidfd(link_.peerPid);
+}
+
+ShmConnection::~ShmConnection() {
+  if (pidfd_ >= 0) ::close(pidfd_);
+}
+
+const char* ShmConnection::sendMode() const {
+  if (link_.zcopyBytes == 0) return "copy through FIFO";
+  if (link_.sameProcess) return "zero-copy: same-process pointers";
+  bool arena = link_.peerCaps & kCapArenaMap;
+  bool cma = link_.peerCaps & kCapCma;
+  if (arena && cma) return "zero-copy: device arena map, host CMA";
+  if (arena) return "zero-copy: device arena map, host copy through FIFO";
+  if (cma) return "zero-copy: CMA";
+  return "copy through FIFO (peer cannot read this process)";
+}
+
+// ---- sending ----
+
+Status ShmConnection::beginSend(uint64_t tag, size_t bytes) {
+  if (sendTaken_ != sendBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("shm: beginSend to rank {} while {} bytes of the previous message "
+                              "were not taken",
+                              link_.peer, sendBytes_ - sendTaken_),
+                  link_.peer);
+  }
+  sendTag_ = tag;
+  sendBytes_ = bytes;
+  sendTaken_ = 0;
+  beginPending_ = bytes != 0;
+  return Status::ok();
+}
+
+bool ShmConnection::describe(const void* src, size_t bytes, Record& record) const {
+  record.bytes = bytes;
+  record.a = reinterpret_cast<uintptr_t>(src);
+  if (link_.sameProcess) {
+    record.kind = static_cast<uint32_t>(RecordKind::kPointer);
+    return true;
+  }
+  if (link_.peerCaps & kCapArenaMap) {
+    std::optional<device::MemoryLocation> where = device::locate(src);
+    if (where && where->pid == ::getpid() && where->offset <= where->arenaBytes &&
+        bytes <= where->arenaBytes - where->offset) {
+      record.kind = static_cast<uint32_t>(RecordKind::kArena);
+      record.fd = where->arenaFd;
+      record.a = where->offset;
+      record.b = where->arenaBytes;
+      return true;
+    }
+  }
+  if (link_.peerCaps & kCapCma) {
+    record.kind = static_cast<uint32_t>(RecordKind::kCma);
+    return true;
+  }
+  return false;
+}
+
+void ShmConnection::copyIn(uint64_t position, const std::byte* src, size_t bytes) {
+  size_t offset = position % outCap_;
+  size_t first = std::min<size_t>(bytes, outCap_ - offset);
+  std::memcpy(outData_ + offset, src, first);
+  if (bytes > first) std::memcpy(outData_, src + first, bytes - first);
+}
+
+void ShmConnection::writeRecord(const Record& record) {
+  // Positions are multiples of kRecordBytes and the ring a multiple of 64: never wraps.
+  std::memcpy(outData_ + head_ % outCap_, &record, kRecordBytes);
+  head_ += kRecordBytes;
+}
+
+void ShmConnection::publishHead() {
+  outCtrl_->head.store(head_, std::memory_order_release);
+  Doorbell::ring(peerBell_);
+}
+
+Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
+  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  if (offered == 0) return size_t{0};
+  uint64_t tail = outCtrl_->tail.load(std::memory_order_acquire);
+  uint64_t room = outCap_ - (head_ - tail);
+  uint64_t reserve = (beginPending_ ? kRecordBytes : 0) + kRecordBytes;
+  if (room <= reserve) return size_t{0};
+
+  Record record;
+  size_t taken = offered;
+  bool byDescriptor = link_.zcopyBytes != 0 && offered >= link_.zcopyBytes &&
+                      describe(src, offered, record);
+  if (!byDescriptor) {
+    taken = std::min<uint64_t>(offered, room - reserve);
+    // Wait for a fair amount of room rather than dribbling tiny records into a full ring.
+    if (taken < std::min<uint64_t>(offered, outCap_ / 16)) return size_t{0};
+    record.kind = static_cast<uint32_t>(RecordKind::kInline);
+    record.bytes = taken;
+  }
+  if (beginPending_) {
+    Record begin;
+    begin.kind = static_cast<uint32_t>(RecordKind::kBegin);
+    begin.bytes = sendBytes_;
+    begin.a = sendTag_;
+    writeRecord(begin);
+    beginPending_ = false;
+  }
+  writeRecord(record);
+  if (byDescriptor) {
+    ++issued_;
+  } else {
+    copyIn(head_, static_cast<const std::byte*>(src), taken);
+    head_ += roundUp(taken, kRecordBytes);
+  }
+  publishHead();
+  sendTaken_ += taken;
+  return taken;
+}
+
+Result<bool> ShmConnection::sendDone() {
+  if (sendTaken_ != sendBytes_) return false;
+  // Descriptors point into the caller's buffer: done only once the peer has read them all.
+  return outCtrl_->ack.load(std::memory_order_acquire) >= issued_;
+}
+
+// ---- receiving ----
+
+Status ShmConnection::beginRecv(uint64_t tag, size_t bytes) {
+  if (recvGot_ != recvBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("shm: beginRecv from rank {} while {} bytes of the previous "
+                              "message were not received",
+                              link_.peer, recvBytes_ - recvGot_),
+                  link_.peer);
+  }
+  recvTag_ = tag;
+  recvBytes_ = bytes;
+  recvGot_ = 0;
+  headerSeen_ = bytes == 0;
+  return Status::ok();
+}
+
+Status ShmConnection::checkBegin(const Record& record) const {
+  if (record.kind != static_cast<uint32_t>(RecordKind::kBegin)) {
+    return Status(Code::kInternalError,
+                  fmt::format("shm: expected a message header from rank {} (tag {:#x}, {} bytes), "
+                              "found a record of kind {} ({})",
+                              link_.peer, recvTag_, recvBytes_, record.kind,
+                              kindName(record.kind)),
+                  link_.peer);
+  }
+  if (record.a != recvTag_ || record.bytes != recvBytes_) {
+    return Status(Code::kInternalError,
+                  fmt::format("shm: message from rank {} has tag {:#x} and {} bytes, expected "
+                              "tag {:#x} and {} bytes",
+                              link_.peer, record.a, record.bytes, recvTag_, recvBytes_),
+                  link_.peer);
+  }
+  return Status::ok();
+}
+
+Status ShmConnection::checkData(const Record& record) const {
+  uint64_t left = recvBytes_ - recvGot_;
+  auto kind = static_cast<RecordKind>(record.kind);
+  bool known = kind == RecordKind::kInline || kind == RecordKind::kPointer ||
+               kind == RecordKind::kArena || kind == RecordKind::kCma;
+  bool sane = record.bytes != 0 && record.bytes <= left &&
+              (kind != RecordKind::kInline || record.bytes <= inCap_ - kRecordBytes) &&
+              (kind != RecordKind::kArena || (record.a <= record.b && record.bytes <= record.b - record.a));
+  if (!known || !sane) {
+    return Status(Code::kInternalError,
+                  fmt::format("shm: corrupt record from rank {} in message tag {:#x}: kind {} "
+                              "({}), {} bytes, {} bytes of the message left",
+                              link_.peer, recvTag_, record.kind, kindName(record.kind),
+                              record.bytes, left),
+                  link_.peer);
+  }
+  return Status::ok();
+}
+
+// Reads the record at tail_, if one was published. Returns whether one was read.
+Result<bool> ShmConnection::nextRecord() {
+  uint64_t head = inCtrl_->head.load(std::memory_order_acquire);
+  if (head - tail_ < kRecordBytes) return false;
+  Record record;
+  std::memcpy(&record, inData_ + tail_ % inCap_, kRecordBytes);
+  if (!headerSeen_) {
+    TRN_TRY(checkBegin(record));
+    headerSeen_ = true;
+  } else {
+    TRN_TRY(checkData(record));
+    cur_ = Current{static_cast<RecordKind>(record.kind), record.bytes, 0, record};
+  }
+  tail_ += kRecordBytes;
+  // An inline record's slot is released together with its payload.
+  if (cur_.remaining == 0 || cur_.kind != RecordKind::kInline) publishTail();
+  return true;
+}
+
+void ShmConnection::publishTail() {
+  inCtrl_->tail.store(tail_, std::memory_order_release);
+  Doorbell::ring(peerBell_);
+}
+
+void ShmConnection::acknowledge() {
+  inCtrl_->ack.store(++acked_, std::memory_order_release);
+  Doorbell::ring(peerBell_);
+}
+
+Result<const std::byte*> ShmConnection::descriptorBytes(size_t bytes) {
+  const Record& record = cur_.record;
+  switch (cur_.kind) {
+    case RecordKind::kPointer:
+      return reinterpret_cast<const std::byte*>(record.a) + cur_.consumed;
+    case RecordKind::kArena: {
+      Result<const std::byte*> base = link_.arenas->map(link_.peerPid, record.fd, record.b);
+      if (!base) return base.status();
+      return *base + record.a + cur_.consumed;
+    }
+    case RecordKind::kCma: {
+      if (scratch_.empty()) scratch_.resize(kScratchBytes);
+      TRN_TRY(cmaRead(link_.peerPid, record.a + cur_.consumed, scratch_.data(), bytes,
+                      link_.peer));
+      return static_cast<const std::byte*>(scratch_.data());
+    }
+    default:
+      return internalError("shm: record kind {} is not a descriptor", kindName(record.kind));
+  }
+}
+
+Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume) {
+  size_t n = std::min<uint64_t>(cur_.remaining, max);
+  if (cur_.kind == RecordKind::kInline) {
+    size_t offset = tail_ % inCap_;
+    size_t first = std::min<size_t>(n, inCap_ - offset);
+    consume(recvGot_, inData_ + offset, first);
+    if (n > first) consume(recvGot_ + first, inData_, n - first);
+    tail_ += n;
+  } else {
+    if (cur_.kind == RecordKind::kCma) n = std::min(n, kScratchBytes);
+    Result<const std::byte*> bytes = descriptorBytes(n);
+    if (!bytes) return bytes.status();
+    consume(recvGot_, *bytes, n);
+  }
+  cur_.remaining -= n;
+  cur_.consumed += n;
+  recvGot_ += n;
+  if (cur_.remaining == 0) {
+    testing::Counters& counters = testing::counters();
+    switch (cur_.kind) {
+      case RecordKind::kInline: counters.inlineRecords.fetch_add(1, std::memory_order_relaxed); break;
+      case RecordKind::kPointer: counters.pointerDescriptors.fetch_add(1, std::memory_order_relaxed); break;
+      case RecordKind::kArena: counters.arenaDescriptors.fetch_add(1, std::memory_order_relaxed); break;
+      default: counters.cmaDescriptors.fetch_add(1, std::memory_order_relaxed); break;
+    }
+    if (cur_.kind == RecordKind::kInline) {
+      tail_ = roundUp(tail_, kRecordBytes);
+    } else {
+      acknowledge();
+    }
+  }
+  if (cur_.kind == RecordKind::kInline) publishTail();
+  return n;
+}
+
+Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
+  size_t handed = 0;
+  while (recvGot_ < recvBytes_ && handed < max) {
+    if (cur_.remaining == 0) {
+      Result<bool> read = nextRecord();
+      if (!read) return read.status();
+      if (!*read) break;
+      continue;
+    }
+    Result<size_t> n = consumeCurrent(max - handed, consume);
+    if (!n) return n.status();
+    handed += *n;
+  }
+  return handed;
+}
+
+Status ShmConnection::checkPeer() {
+  if (link_.sameProcess) return Status::ok();
+  bool gone = false;
+  if (pidfd_ >= 0) {
+    pollfd pfd{pidfd_, POLLIN, 0};
+    gone = ::poll(&pfd, 1, 0) > 0;
+  } else {
+    gone = ::kill(link_.peerPid, 0) == -1 && errno == ESRCH;
+  }
+  if (!gone) return Status::ok();
+  return Status(Code::kRemoteError,
+                fmt::format("shm: peer rank {} (pid {}) is gone", link_.peer, link_.peerPid),
+                link_.peer);
+}
+
+}  // namespace trnccl::transport::shm

@@ -1,0 +1,127 @@
+// A shm connection: this rank's outbound FIFO lives in the peer's segment, its inbound FIFO in
+// this rank's own segment.
+//
+// Wire format: a FIFO is a byte ring of 32-byte-aligned records. A message is a kBegin record
+// {tag, bytes} followed by data records covering its bytes in order: kInline carries the
+// payload right after the record (padded to 32 bytes), the zero-copy kinds (kPointer, kArena,
+// kCma) describe where the receiver reads the bytes in the sender's memory (zero_copy.h).
+// Records never wrap (ring size is a multiple of 64, positions multiples of 32); inline
+// payloads may, and are handed to the consumer as two pieces then. A message of 0 bytes puts
+// nothing on the wire: the executor treats it as complete without ever polling it.
+//
+// The sender writes records, then publishes `head` (release) and rings the receiver's
+// doorbell. The receiver checks the kBegin record against what it expects, hands payload to
+// the consumer straight out of the ring or the sender's memory, then publishes `tail`
+// (release) and rings the sender's doorbell so it sees the room. After the last byte of a
+// descriptor is consumed the receiver bumps `ack`: the sender's sendDone() waits for every
+// descriptor it issued to be acknowledged before the caller may reuse the source buffer.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transports/shm/segment.h"
+#include "transports/shm/zero_copy.h"
+#include "transports/transport.h"
+
+namespace trnccl::transport::shm {
+
+enum class RecordKind : uint32_t { kBegin = 1, kInline = 2, kPointer = 3, kArena = 4, kCma = 5 };
+
+struct Record {
+  uint32_t kind = 0;
+  int32_t fd = -1;     // kArena: the arena's descriptor in the sender
+  uint64_t bytes = 0;  // kBegin: message bytes; others: bytes this record covers
+  uint64_t a = 0;      // kBegin: tag; kPointer/kCma: address; kArena: offset in the arena
+  uint64_t b = 0;      // kArena: arena bytes
+};
+inline constexpr size_t kRecordBytes = 32;
+static_assert(sizeof(Record) == kRecordBytes);
+
+// Everything connect() learned about one peer.
+struct PeerLink {
+  int self = -1;
+  int peer = -1;
+  pid_t peerPid = 0;
+  bool sameProcess = false;
+  std::shared_ptr<Segment> own;     // holds the inbound FIFO
+  std::shared_ptr<Segment> remote;  // the peer's: holds the outbound FIFO and its doorbell
+  uint32_t inSlot = 0;
+  uint32_t outSlot = 0;
+  uint32_t peerCaps = 0;    // RecvCaps the peer found for reading this rank's memory
+  size_t zcopyBytes = 0;    // pieces at least this large go by descriptor; 0: never
+  std::shared_ptr<ArenaCache> arenas;
+};
+
+class ShmConnection final : public Connection {
+ public:
+  explicit ShmConnection(PeerLink link);
+  ~ShmConnection() override;
+
+  Status beginSend(uint64_t tag, size_t bytes) override;
+  Result<size_t> sendSome(const void* src, size_t bytes) override;
+  Result<bool> sendDone() override;
+  Status beginRecv(uint64_t tag, size_t bytes) override;
+  Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  Status checkPeer() override;
+  int peer() const override { return link_.peer; }
+  const char* transportName() const override { return "shm"; }
+
+  // How large sends to this peer travel, for logs and tests.
+  const char* sendMode() const;
+
+ private:
+  // The piece currently being consumed by the receiver.
+  struct Current {
+    RecordKind kind = RecordKind::kBegin;
+    uint64_t remaining = 0;  // bytes of the record not yet handed out
+    uint64_t consumed = 0;   // bytes of the record already handed out
+    Record record;
+  };
+
+  bool describe(const void* src, size_t bytes, Record& record) const;
+  void writeRecord(const Record& record);
+  void copyIn(uint64_t position, const std::byte* src, size_t bytes);
+  void publishHead();
+
+  Result<bool> nextRecord();
+  Status checkBegin(const Record& record) const;
+  Status checkData(const Record& record) const;
+  Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
+  Result<const std::byte*> descriptorBytes(size_t bytes);
+  void publishTail();
+  void acknowledge();
+
+  PeerLink link_;
+  DoorbellWord* peerBell_;
+  int pidfd_ = -1;  // the peer process, for checkPeer (-1: not available, use kill)
+
+  // Sending, into the peer's segment.
+  FifoCtrl* outCtrl_;
+  std::byte* outData_;
+  uint64_t outCap_;
+  uint64_t head_ = 0;
+  uint64_t sendTag_ = 0;
+  uint64_t sendBytes_ = 0;
+  uint64_t sendTaken_ = 0;
+  bool beginPending_ = false;
+  uint64_t issued_ = 0;  // descriptors written, ever
+
+  // Receiving, from this rank's own segment.
+  FifoCtrl* inCtrl_;
+  std::byte* inData_;
+  uint64_t inCap_;
+  uint64_t tail_ = 0;
+  uint64_t acked_ = 0;
+  uint64_t recvTag_ = 0;
+  uint64_t recvBytes_ = 0;
+  uint64_t recvGot_ = 0;
+  bool headerSeen_ = true;
+  Current cur_;
+  std::vector<std::byte> scratch_;  // process_vm_readv target, allocated on first use
+};
+
+}  // namespace trnccl::transport::shm

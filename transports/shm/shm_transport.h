@@ -1,0 +1,28 @@
+// The shared-memory transport: ranks on one host (same hostHash and bootId) exchange messages
+// through FIFOs in POSIX shared memory, and large pieces by reading the sender's memory in
+// place (shm_connection.h for the wire format, zero_copy.h for the in-place routes).
+//
+// Environment:
+//   TRNCCL_SHM_FIFO_BYTES  bytes of each inbound FIFO (rounded up to 64, at least 4 KiB).
+//                          Default 1 MiB when this rank has at most 8 shm peers, else 256 KiB,
+//                          so a 32-rank host stays near 250 MiB of /dev/shm in total per rank
+//                          set instead of 1 GiB.
+//   TRNCCL_SHM_ZCOPY_BYTES pieces of at least this many bytes go by descriptor instead of
+//                          being copied through the FIFO. Default 256 KiB; 0 disables.
+//   TRNCCL_SHM_CMA         0 forbids process_vm_readv of peers' host memory (default 1).
+//   TRNCCL_SHM_ARENA_MAP   0 forbids mapping peers' device arenas (default 1).
+//
+// Lifetime: connect() rebinds the communicator's Doorbell into this rank's segment; the last
+// owner of that segment (transport or connection) rebinds it back on destruction, so the
+// Doorbell must outlive the transport and its connections.
+#pragma once
+
+#include <memory>
+
+#include "transports/transport.h"
+
+namespace trnccl::transport {
+
+std::unique_ptr<Transport> makeShmTransport();
+
+}  // namespace trnccl::transport
