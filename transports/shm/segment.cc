@@ -87,8 +87,8 @@ Result<std::shared_ptr<Segment>> Segment::create(const std::string& name, uint64
   }
   // Reserve every page now: a tmpfs out of space then fails here, not as SIGBUS on first touch.
   if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
-    return fail(systemError("shm: cannot allocate {} bytes for {}: {}", bytes, name,
-                            std::strerror(err)));
+    return fail(
+        systemError("shm: cannot allocate {} bytes for {}: {}", bytes, name, std::strerror(err)));
   }
   Result<std::byte*> base = mapShared(fd, bytes, name);
   if (!base) return fail(base.status());
@@ -139,8 +139,8 @@ Result<std::shared_ptr<Segment>> Segment::open(const std::string& name, uint64_t
     return internalError(
         "shm: segment {} is not rank {}'s (magic {:#x} version {} comm {:#x} rank {} "
         "size {} for {} FIFOs of {} bytes)",
-        name, ownerRank, header->magic, header->version, header->commHash, header->ownerRank,
-        bytes, header->slots, header->fifoBytes);
+        name, ownerRank, header->magic, header->version, header->commHash, header->ownerRank, bytes,
+        header->slots, header->fifoBytes);
   }
   return segment;
 }

@@ -31,13 +31,27 @@ int openPidfd(pid_t pid) {
 
 const char* kindName(uint32_t kind) {
   switch (static_cast<RecordKind>(kind)) {
-    case RecordKind::kBegin: return "header";
-    case RecordKind::kInline: return "inline";
-    case RecordKind::kPointer: return "pointer";
-    case RecordKind::kArena: return "arena";
-    case RecordKind::kCma: return "cma";
+    case RecordKind::kBegin:
+      return "header";
+    case RecordKind::kInline:
+      return "inline";
+    case RecordKind::kPointer:
+      return "pointer";
+    case RecordKind::kArena:
+      return "arena";
+    case RecordKind::kCma:
+      return "cma";
   }
   return "unknown";
+}
+
+void countRecord(RecordKind kind) {
+  testing::Counters& counters = testing::counters();
+  std::atomic<uint64_t>& counter = kind == RecordKind::kInline    ? counters.inlineRecords
+                                   : kind == RecordKind::kPointer ? counters.pointerDescriptors
+                                   : kind == RecordKind::kArena   ? counters.arenaDescriptors
+                                                                  : counters.cmaDescriptors;
+  counter.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -139,8 +153,8 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
 
   Record record;
   size_t taken = offered;
-  bool byDescriptor = link_.zcopyBytes != 0 && offered >= link_.zcopyBytes &&
-                      describe(src, offered, record);
+  bool byDescriptor =
+      link_.zcopyBytes != 0 && offered >= link_.zcopyBytes && describe(src, offered, record);
   if (!byDescriptor) {
     taken = std::min<uint64_t>(offered, room - reserve);
     // Wait for a fair amount of room rather than dribbling tiny records into a full ring.
@@ -196,8 +210,7 @@ Status ShmConnection::checkBegin(const Record& record) const {
     return Status(Code::kInternalError,
                   fmt::format("shm: expected a message header from rank {} (tag {:#x}, {} bytes), "
                               "found a record of kind {} ({})",
-                              link_.peer, recvTag_, recvBytes_, record.kind,
-                              kindName(record.kind)),
+                              link_.peer, recvTag_, recvBytes_, record.kind, kindName(record.kind)),
                   link_.peer);
   }
   if (record.a != recvTag_ || record.bytes != recvBytes_) {
@@ -215,16 +228,17 @@ Status ShmConnection::checkData(const Record& record) const {
   auto kind = static_cast<RecordKind>(record.kind);
   bool known = kind == RecordKind::kInline || kind == RecordKind::kPointer ||
                kind == RecordKind::kArena || kind == RecordKind::kCma;
-  bool sane = record.bytes != 0 && record.bytes <= left &&
-              (kind != RecordKind::kInline || record.bytes <= inCap_ - kRecordBytes) &&
-              (kind != RecordKind::kArena || (record.a <= record.b && record.bytes <= record.b - record.a));
+  bool sane =
+      record.bytes != 0 && record.bytes <= left &&
+      (kind != RecordKind::kInline || record.bytes <= inCap_ - kRecordBytes) &&
+      (kind != RecordKind::kArena || (record.a <= record.b && record.bytes <= record.b - record.a));
   if (!known || !sane) {
-    return Status(Code::kInternalError,
-                  fmt::format("shm: corrupt record from rank {} in message tag {:#x}: kind {} "
-                              "({}), {} bytes, {} bytes of the message left",
-                              link_.peer, recvTag_, record.kind, kindName(record.kind),
-                              record.bytes, left),
-                  link_.peer);
+    return Status(
+        Code::kInternalError,
+        fmt::format("shm: corrupt record from rank {} in message tag {:#x}: kind {} "
+                    "({}), {} bytes, {} bytes of the message left",
+                    link_.peer, recvTag_, record.kind, kindName(record.kind), record.bytes, left),
+        link_.peer);
   }
   return Status::ok();
 }
@@ -270,8 +284,7 @@ Result<const std::byte*> ShmConnection::descriptorBytes(size_t bytes) {
     }
     case RecordKind::kCma: {
       if (scratch_.empty()) scratch_.resize(kScratchBytes);
-      TRN_TRY(cmaRead(link_.peerPid, record.a + cur_.consumed, scratch_.data(), bytes,
-                      link_.peer));
+      TRN_TRY(cmaRead(link_.peerPid, record.a + cur_.consumed, scratch_.data(), bytes, link_.peer));
       return static_cast<const std::byte*>(scratch_.data());
     }
     default:
@@ -297,13 +310,7 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
   cur_.consumed += n;
   recvGot_ += n;
   if (cur_.remaining == 0) {
-    testing::Counters& counters = testing::counters();
-    switch (cur_.kind) {
-      case RecordKind::kInline: counters.inlineRecords.fetch_add(1, std::memory_order_relaxed); break;
-      case RecordKind::kPointer: counters.pointerDescriptors.fetch_add(1, std::memory_order_relaxed); break;
-      case RecordKind::kArena: counters.arenaDescriptors.fetch_add(1, std::memory_order_relaxed); break;
-      default: counters.cmaDescriptors.fetch_add(1, std::memory_order_relaxed); break;
-    }
+    countRecord(cur_.kind);
     if (cur_.kind == RecordKind::kInline) {
       tail_ = roundUp(tail_, kRecordBytes);
     } else {

@@ -51,8 +51,8 @@ struct PeerLink {
   std::shared_ptr<Segment> remote;  // the peer's: holds the outbound FIFO and its doorbell
   uint32_t inSlot = 0;
   uint32_t outSlot = 0;
-  uint32_t peerCaps = 0;    // RecvCaps the peer found for reading this rank's memory
-  size_t zcopyBytes = 0;    // pieces at least this large go by descriptor; 0: never
+  uint32_t peerCaps = 0;  // RecvCaps the peer found for reading this rank's memory
+  size_t zcopyBytes = 0;  // pieces at least this large go by descriptor; 0: never
   std::shared_ptr<ArenaCache> arenas;
 };
 

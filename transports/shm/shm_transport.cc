@@ -28,7 +28,7 @@ struct Hello {
   int32_t pid = 0;
   int32_t segmentFd = -1;  // lets peers probe /proc/<pid>/fd access
   int32_t reserved = 0;
-  uint64_t nonce = 0;      // equal for ranks of one process
+  uint64_t nonce = 0;  // equal for ranks of one process
   uint64_t probeAddress = 0;
   uint64_t probeValue = 0;
 };
@@ -229,8 +229,6 @@ class ShmTransport final : public Transport {
 
 namespace trnccl::transport {
 
-std::unique_ptr<Transport> makeShmTransport() {
-  return std::make_unique<shm::ShmTransport>();
-}
+std::unique_ptr<Transport> makeShmTransport() { return std::make_unique<shm::ShmTransport>(); }
 
 }  // namespace trnccl::transport

@@ -22,8 +22,8 @@ struct Outcome {
   Outcome() = default;
   explicit Outcome(Status s) : status(std::move(s)) {}
   Status status;
-  std::string mode;          // this rank's send mode
-  uint64_t cma = 0;          // receiver-side counter deltas
+  std::string mode;  // this rank's send mode
+  uint64_t cma = 0;  // receiver-side counter deltas
   uint64_t arena = 0;
   uint64_t inlined = 0;
 };
@@ -147,8 +147,7 @@ TEST(ShmProcess, DeviceBufferIsReadFromTheMappedArena) {
   }
   uint64_t hash = randomCommHash();
   int fds[2];
-  pid_t pid =
-      forkRank(fds, [&](int fd) { return childExchange(fd, hash, Memory::kDevice, true); });
+  pid_t pid = forkRank(fds, [&](int fd) { return childExchange(fd, hash, Memory::kDevice, true); });
   Outcome outcome = exchangeAcross(0, fds[0], hash, Memory::kDevice);
   ::close(fds[0]);
   int exitCode = waitChild(pid);

@@ -265,7 +265,6 @@ class EnvGuard {
 
 }  // namespace trnccl::transport::shm::test
 
-
 namespace trnccl::transport::shm::test {
 
 // N ranks as threads of this process: connect() runs in one thread per rank (it is

@@ -89,9 +89,8 @@ INSTANTIATE_TEST_SUITE_P(Ranks, ShmRing,
 // A rank with no shm peers still takes part in setup; the others connect around it.
 TEST(ShmSetup, RankWithoutPeersTakesPart) {
   Cluster cluster(3);
-  Status status = cluster.connect([](int r) {
-    return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r};
-  });
+  Status status =
+      cluster.connect([](int r) { return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r}; });
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_TRUE(cluster.connections[2].empty());
   std::vector<std::byte> out(1000), in(1000);
@@ -127,11 +126,11 @@ TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
   ASSERT_TRUE(receiver->beginRecv(7, out.size()).isOk());
   size_t seen = 0;
   bool inPlace = true;
-  Result<size_t> got = receiver->recvSome(out.size(), [&](size_t offset, const std::byte* data,
-                                                          size_t bytes) {
-    inPlace &= data == out.data() + offset;
-    seen += bytes;
-  });
+  Result<size_t> got =
+      receiver->recvSome(out.size(), [&](size_t offset, const std::byte* data, size_t bytes) {
+        inPlace &= data == out.data() + offset;
+        seen += bytes;
+      });
   ASSERT_TRUE(got.isOk()) << got.status().message();
   EXPECT_EQ(*got, out.size());
   EXPECT_EQ(seen, out.size());
@@ -206,9 +205,8 @@ TEST(ShmHygiene, AllocationFailureIsAStatus) {
 // One rank's setup error fails every rank (no hang), and the others name it.
 TEST(ShmErrors, OneRankFailingFailsAll) {
   Cluster cluster(3);
-  Status status = cluster.connect([](int r) {
-    return r == 1 ? std::vector<int>{1} : std::vector<int>{(r + 1) % 3};
-  });
+  Status status = cluster.connect(
+      [](int r) { return r == 1 ? std::vector<int>{1} : std::vector<int>{(r + 1) % 3}; });
   ASSERT_FALSE(status.isOk());
   EXPECT_EQ(cluster.statuses[1].code(), Code::kInvalidArgument) << cluster.statuses[1].message();
   for (int r : {0, 2}) {
