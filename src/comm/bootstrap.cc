@@ -1,0 +1,182 @@
+// The rank side of the bootstrap: check in at the root, then relay allGather/barrier through it.
+// Every wait is bounded (connect: the caller's deadline; later calls: the operation timeout)
+// and a failed or timed-out exchange leaves the stream out of step, so the first error is
+// kept and returned by every later call.
+#include "comm/bootstrap.h"
+
+#include <boost/asio/ip/address.hpp>
+
+#include "comm/bootstrap_wire.h"
+#include "comm/socket.h"
+#include "common/env.h"
+#include "common/log.h"
+
+namespace trnccl::comm {
+namespace {
+
+constexpr std::chrono::milliseconds kDefaultTimeout{120000};
+constexpr std::chrono::milliseconds kGoodbyeTimeout{1000};
+
+Code codeFromWire(int32_t arg) {
+  if (arg <= static_cast<int32_t>(Code::kOk) || arg > static_cast<int32_t>(Code::kTimeout)) {
+    return Code::kRemoteError;
+  }
+  return static_cast<Code>(arg);
+}
+
+}  // namespace
+
+struct Bootstrap::Impl {
+  TimedSocket socket;
+  int rank = 0;
+  int nranks = 0;
+  uint64_t magic = 0;
+  std::string root;
+  std::vector<std::vector<std::byte>> infos;
+  std::chrono::milliseconds timeout{kDefaultTimeout};
+  bool ready = false;  // checked in and got the table
+  Status broken;       // the first fatal error
+
+  OpContext op(Deadline deadline, std::string what) const {
+    return {deadline, Clock::now(),
+            fmt::format("{} (rank {} of {}, root {})", what, rank, nranks, root)};
+  }
+  Status fail(Status s) {
+    if (broken.isOk()) broken = s;
+    return s;
+  }
+  Status send(wire::Type type, std::span<const std::byte> body, const OpContext& op);
+  Result<wire::Header> receive(wire::Type expected, uint64_t maxLength, const OpContext& op);
+  Status receiveTable(const OpContext& op);
+};
+
+Status Bootstrap::Impl::send(wire::Type type, std::span<const std::byte> body,
+                             const OpContext& op) {
+  wire::Header h{
+      .type = type, .idMagic = magic, .rank = rank, .arg = nranks, .length = body.size()};
+  wire::HeaderBytes bytes = wire::encode(h);
+  return socket.write(bytes.data(), bytes.size(), body.data(), body.size(), op);
+}
+
+// Reads the next frame's header; an error frame from the root becomes its Status.
+Result<wire::Header> Bootstrap::Impl::receive(wire::Type expected, uint64_t maxLength,
+                                              const OpContext& op) {
+  wire::HeaderBytes bytes;
+  TRN_TRY(socket.read(bytes.data(), bytes.size(), op));
+  wire::Header h = wire::decode(bytes);
+  if (h.protoMagic != wire::kProtoMagic || h.version != wire::kProtoVersion) {
+    return Status(Code::kRemoteError,
+                  fmt::format("bootstrap: the root sent a malformed frame while {}", op.what));
+  }
+  if (h.type == wire::Type::kError) {
+    std::string text(std::min(h.length, wire::kMaxErrorBytes), '\0');
+    TRN_TRY(socket.read(text.data(), text.size(), op));
+    return Status(codeFromWire(h.arg), text, h.rank);
+  }
+  if (h.type != expected || h.length > maxLength) {
+    return Status(Code::kRemoteError,
+                  fmt::format("bootstrap: unexpected frame (type {}, {} bytes) from the root "
+                              "while {}",
+                              static_cast<int>(h.type), h.length, op.what));
+  }
+  return h;
+}
+
+Status Bootstrap::Impl::receiveTable(const OpContext& op) {
+  uint64_t header = 8 * static_cast<uint64_t>(nranks);
+  auto h = receive(wire::Type::kTable, header + nranks * wire::kMaxInfoBytes, op);
+  if (!h) return h.status();
+  std::vector<std::byte> table(h->length);
+  TRN_TRY(socket.read(table.data(), table.size(), op));
+  if (table.size() < header) return Status(Code::kRemoteError, "bootstrap: truncated rank table");
+  uint64_t offset = header;
+  infos.resize(nranks);
+  for (int r = 0; r < nranks; ++r) {
+    uint64_t len = wire::getU64(table.data() + 8 * r);
+    if (len > wire::kMaxInfoBytes || len > table.size() - offset) {
+      return Status(Code::kRemoteError, "bootstrap: malformed rank table from the root");
+    }
+    infos[r].assign(table.begin() + offset, table.begin() + offset + len);
+    offset += len;
+  }
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const UniqueId& id, int rank, int nranks,
+                                                      std::span<const std::byte> info,
+                                                      Deadline deadline) {
+  if (nranks < 1 || nranks > wire::kMaxRanks || rank < 0 || rank >= nranks) {
+    return invalidArgument("bootstrap: rank {} / nranks {} out of range", rank, nranks);
+  }
+  if (info.size() > wire::kMaxInfoBytes) {
+    return invalidArgument("bootstrap: info of {} bytes exceeds {}", info.size(),
+                           wire::kMaxInfoBytes);
+  }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(id.host, ec);
+  if (ec || id.port == 0) {
+    return invalidArgument("bootstrap: unique id has no valid root address ('{}', port {})",
+                           id.host, id.port);
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->rank = rank;
+  impl->nranks = nranks;
+  impl->magic = id.magic;
+  impl->root = fmt::format("{}:{}", id.host, id.port);
+  impl->timeout =
+      std::chrono::milliseconds(env::getInt("TRNCCL_TIMEOUT_MS", kDefaultTimeout.count()));
+  TRN_TRY(impl->socket.connect(tcp::endpoint(address, id.port),
+                               impl->op(deadline, "connecting to the bootstrap root")));
+  TRN_TRY(impl->send(wire::Type::kHello, info, impl->op(deadline, "sending hello")));
+  TRN_TRY(impl->receiveTable(impl->op(deadline, "waiting for the rank table from the root")));
+  impl->ready = true;
+  TRN_INFO(kBoot, "bootstrap: rank {} of {} init complete (root {})", rank, nranks, impl->root);
+  return std::unique_ptr<Bootstrap>(new Bootstrap(std::move(impl)));
+}
+
+Bootstrap::Bootstrap(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Bootstrap::~Bootstrap() {
+  // Tell the root this rank is done, so it does not report it as disconnected; bounded.
+  if (!impl_->ready || !impl_->broken.isOk() || impl_->socket.aborted()) return;
+  Status s = impl_->send(wire::Type::kGoodbye, {},
+                         impl_->op(Deadline::after(kGoodbyeTimeout), "saying goodbye"));
+  if (!s) TRN_INFO(kBoot, "{}", s.message());
+}
+
+int Bootstrap::rank() const { return impl_->rank; }
+int Bootstrap::nranks() const { return impl_->nranks; }
+const std::vector<std::vector<std::byte>>& Bootstrap::infos() const { return impl_->infos; }
+
+Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> mine) {
+  if (impl_->socket.aborted()) return Status(Code::kInvalidUsage, "bootstrap: used after abort()");
+  if (!impl_->broken.isOk()) return impl_->broken;
+  if (mine.size() > wire::kMaxGatherBytes) {
+    return invalidArgument("bootstrap: allGather of {} bytes exceeds {}", mine.size(),
+                           wire::kMaxGatherBytes);
+  }
+  OpContext op = impl_->op(Deadline::after(impl_->timeout),
+                           fmt::format("waiting for allGather of {} bytes", mine.size()));
+  Status sent = impl_->send(wire::Type::kGather, mine, op);
+  if (!sent) return impl_->fail(sent);
+  uint64_t total = mine.size() * static_cast<uint64_t>(impl_->nranks);
+  auto h = impl_->receive(wire::Type::kResult, total, op);
+  if (!h) return impl_->fail(h.status());
+  if (h->length != total) {
+    return impl_->fail(Status(
+        Code::kRemoteError,
+        fmt::format("bootstrap: allGather result of {} bytes, expected {}", h->length, total)));
+  }
+  std::vector<std::byte> result(total);
+  Status got = impl_->socket.read(result.data(), result.size(), op);
+  if (!got) return impl_->fail(got);
+  return result;
+}
+
+Status Bootstrap::barrier() { return allGather({}).status(); }
+
+void Bootstrap::setTimeout(std::chrono::milliseconds timeout) { impl_->timeout = timeout; }
+
+void Bootstrap::abort() { impl_->socket.abort(); }
+
+}  // namespace trnccl::comm

@@ -1,0 +1,93 @@
+// The bootstrap wire protocol: fixed binary frames only (no self-describing formats a peer could
+// abuse), every length capped before anything is allocated for it.
+//
+// Every message is a 32-byte header, then `length` payload bytes:
+//   u32 protocol magic | u16 version | u16 type | u64 id magic | i32 rank | i32 arg | u64 length
+// all little-endian. `arg` is nranks in a hello and the error Code in an error frame.
+//
+//   rank -> root   kHello    rank, nranks, payload = the rank's info blob (<= kMaxInfoBytes)
+//   root -> rank   kTable    payload = nranks x u64 blob length, then the blobs in rank order
+//   rank -> root   kGather   payload = this rank's contribution (<= kMaxGatherBytes)
+//   root -> rank   kResult   payload = all contributions, rank order
+//   rank -> root   kGoodbye  no payload; the rank is done
+//   root -> rank   kError    rank = the rank the error concerns (-1: none), payload = message
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace trnccl::comm::wire {
+
+constexpr uint32_t kProtoMagic = 0x424e5254;  // "TRNB"
+constexpr uint16_t kProtoVersion = 1;
+constexpr size_t kHeaderBytes = 32;
+constexpr uint64_t kMaxInfoBytes = 64 * 1024;
+constexpr uint64_t kMaxGatherBytes = 16 * 1024 * 1024;
+constexpr uint64_t kMaxErrorBytes = 4096;
+constexpr int32_t kMaxRanks = 1 << 16;
+
+enum class Type : uint16_t {
+  kHello = 1,
+  kTable = 2,
+  kGather = 3,
+  kResult = 4,
+  kGoodbye = 5,
+  kError = 6,
+};
+
+struct Header {
+  uint32_t protoMagic = kProtoMagic;
+  uint16_t version = kProtoVersion;
+  Type type = Type::kError;
+  uint64_t idMagic = 0;
+  int32_t rank = -1;
+  int32_t arg = 0;
+  uint64_t length = 0;
+};
+
+using HeaderBytes = std::array<std::byte, kHeaderBytes>;
+
+namespace detail {
+template <typename T>
+void put(std::byte* at, T value) {
+  auto v = static_cast<uint64_t>(value);
+  for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+}
+template <typename T>
+T get(const std::byte* at) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(at[i]) << (8 * i);
+  return static_cast<T>(v);
+}
+}  // namespace detail
+
+inline HeaderBytes encode(const Header& h) {
+  HeaderBytes out{};
+  detail::put<uint32_t>(&out[0], h.protoMagic);
+  detail::put<uint16_t>(&out[4], h.version);
+  detail::put<uint16_t>(&out[6], static_cast<uint16_t>(h.type));
+  detail::put<uint64_t>(&out[8], h.idMagic);
+  detail::put<uint32_t>(&out[16], static_cast<uint32_t>(h.rank));
+  detail::put<uint32_t>(&out[20], static_cast<uint32_t>(h.arg));
+  detail::put<uint64_t>(&out[24], h.length);
+  return out;
+}
+
+inline Header decode(const HeaderBytes& in) {
+  Header h;
+  h.protoMagic = detail::get<uint32_t>(&in[0]);
+  h.version = detail::get<uint16_t>(&in[4]);
+  h.type = static_cast<Type>(detail::get<uint16_t>(&in[6]));
+  h.idMagic = detail::get<uint64_t>(&in[8]);
+  h.rank = static_cast<int32_t>(detail::get<uint32_t>(&in[16]));
+  h.arg = static_cast<int32_t>(detail::get<uint32_t>(&in[20]));
+  h.length = detail::get<uint64_t>(&in[24]);
+  return h;
+}
+
+inline void putU64(std::byte* at, uint64_t v) { detail::put<uint64_t>(at, v); }
+inline uint64_t getU64(const std::byte* at) { return detail::get<uint64_t>(at); }
+
+}  // namespace trnccl::comm::wire

@@ -1,0 +1,69 @@
+// Socket helpers of the bootstrap: a client socket whose every operation has a deadline and can
+// be aborted from another thread, and the choice of this host's bootstrap address.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "common/wait.h"
+
+namespace trnccl::comm {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+// What a bounded operation is for, so its errors read "timed out after 500 ms waiting for ...".
+struct OpContext {
+  Deadline deadline;
+  Clock::time_point started;
+  std::string what;  // e.g. "waiting for the rank table from the root (rank 3 of 4)"
+};
+
+// A blocking-looking client socket built on async operations and io_context::run_one_for, so a
+// wait never outlives its deadline and abort() (any thread) ends it within kPollSlice.
+class TimedSocket {
+ public:
+  static constexpr std::chrono::milliseconds kPollSlice{50};
+  static constexpr std::chrono::milliseconds kRetryInterval{50};
+
+  TimedSocket();
+  TimedSocket(const TimedSocket&) = delete;
+  TimedSocket& operator=(const TimedSocket&) = delete;
+
+  // Connects, retrying every kRetryInterval while the root is not listening yet.
+  Status connect(const tcp::endpoint& peer, const OpContext& op);
+  Status write(const void* header, size_t headerBytes, const void* body, size_t bodyBytes,
+               const OpContext& op);
+  Status read(void* data, size_t bytes, const OpContext& op);
+  // Thread-safe: makes the current and every later operation fail promptly.
+  void abort();
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+
+ private:
+  // Runs the io_context until `done`, the deadline, or abort; cancels the operation if it
+  // has to stop early. `ec` is the operation's result once done.
+  Status runUntil(const bool& done, const boost::system::error_code& ec, const OpContext& op);
+  Status failure(const boost::system::error_code& ec, const OpContext& op) const;
+
+  asio::io_context io_;
+  tcp::socket socket_;
+  std::atomic<bool> aborted_{false};
+  std::atomic<int> fd_{-1};  // published once connected, for abort()'s shutdown()
+};
+
+// Whether interface `name` is selected by a TRNCCL_SOCKET_IFNAME spec in NCCL's syntax:
+// "eth,ib" prefixes, "^docker,lo" excluded prefixes, "=eth0" exact names ("^=" both).
+bool matchInterface(std::string_view name, std::string_view spec);
+
+// The numeric address the root listens on: TRNCCL_BOOTSTRAP_HOST if set, else the first
+// address of a TRNCCL_SOCKET_IFNAME-selected interface, else the first non-loopback IPv4,
+// else 127.0.0.1.
+Result<std::string> chooseBootstrapHost();
+
+}  // namespace trnccl::comm
