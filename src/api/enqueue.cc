@@ -30,38 +30,70 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
   return Status::ok();
 }
 
-trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,
-                       trnrtStream_t stream) {
-  auto usableComm = usable(handle);
-  if (!usableComm) return fail(usableComm.status());
-  comm::Communicator* comm = *usableComm;
-  args.rank = comm->rank();
-  args.nranks = comm->nranks();
-  args.sliceBytes = comm->sliceBytes();
-  auto sched = plan::plan(args);
-  if (!sched) return fail(sched.status());
-
-  uint64_t seq = comm->beginTask();
-  std::string label = fmt::format("{} #{} ({}, {} x {})", what, seq, sched->algorithm, args.count,
-                                  device::dataTypeName(args.type));
-  TRN_INFO(kColl, "rank {}: {} send {} recv {} stream {}", args.rank, label, args.send, args.recv,
-           static_cast<void*>(stream));
-  auto task = [comm, s = std::move(*sched), seq, label]() {
-    Status st = comm->run(s, seq, label);
-    comm->endTask();
+Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
+                       const std::string& what, bool collective) {
+  uint64_t seq = comm.beginTask(collective);
+  std::string label = collective ? fmt::format("{} #{} ({})", what, seq, s.algorithm) : what;
+  auto* c = &comm;
+  auto task = [c, s = std::move(s), seq, label]() {
+    Status st = c->run(s, seq, label);
+    c->endTask();
     return st;
   };
   // A NULL stream is the default stream of the communicator's device, whichever device the
   // calling thread has selected: one thread may drive communicators on several devices.
   int callerDevice = device::currentDevice();
-  if (stream == nullptr) trnrtSetDevice(comm->device());
+  if (stream == nullptr) trnrtSetDevice(comm.device());
   Status st = device::enqueue(stream, std::move(task));
   if (stream == nullptr) trnrtSetDevice(callerDevice);
-  if (!st) {
-    comm->endTask();
-    return fail(st);
+  if (!st) comm.endTask();
+  return st;
+}
+
+Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
+                  trnrtStream_t stream) {
+  args.rank = comm.rank();
+  args.nranks = comm.nranks();
+  args.sliceBytes = comm.sliceBytes();
+  using algorithms::Collective;
+  const size_t elem = device::dataTypeSize(args.type);
+  if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||
+       args.coll == Collective::kAlltoAll) &&
+      args.count > SIZE_MAX / elem / static_cast<size_t>(args.nranks)) {
+    return invalidArgument("{}: count {} x {} ranks overflows the addressable size", what,
+                           args.count, args.nranks);
   }
-  return trncclSuccess;
+  if (args.coll == Collective::kBroadcast || args.coll == Collective::kReduce) {
+    if (args.root < 0 || args.root >= args.nranks) {
+      return invalidArgument("{}: root {} not in [0, {})", what, args.root, args.nranks);
+    }
+    bool isRoot = args.rank == args.root;
+    if (isRoot && args.count > 0 && args.coll == Collective::kBroadcast && args.send == nullptr) {
+      return invalidArgument("{}: sendbuff is NULL on the root", what);
+    }
+    if (isRoot && args.count > 0 && args.coll == Collective::kReduce && args.recv == nullptr) {
+      return invalidArgument("{}: recvbuff is NULL on the root", what);
+    }
+  }
+  auto sched = plan::plan(args);
+  if (!sched) return sched.status();
+  TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
+           args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
+           static_cast<void*>(stream));
+  return enqueueSchedule(comm, std::move(*sched), stream, what, true);
+}
+
+trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,
+                       trnrtStream_t stream) {
+  if (inGroup()) {
+    if (handle == nullptr) return fail(invalidArgument("{}: comm is NULL", what));
+    recordCollective(what, handle, args, stream);
+    return trncclSuccess;
+  }
+  auto comm = usable(handle);
+  if (!comm) return fail(comm.status());
+  Status st = enqueueNow(what, **comm, args, stream);
+  return st ? trncclSuccess : fail(st);
 }
 
 }  // namespace trnccl::api

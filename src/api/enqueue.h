@@ -3,6 +3,7 @@
 
 #include "algorithms/algorithm.h"
 #include "api/handle.h"
+#include "schedule/schedule.h"
 
 namespace trnccl::api {
 
@@ -12,8 +13,16 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
                  trncclDataType_t type, trncclRedOp_t op, bool reduces);
 
 // Plans the call and enqueues its schedule on `stream` (NULL: the communicator's device's
-// default stream). Returns once enqueued.
+// default stream); inside a group, records it for trncclGroupEnd instead. Returns once
+// enqueued.
 trncclResult_t enqueue(const char* what, trncclComm_t comm, algorithms::CollArgs args,
                        trnrtStream_t stream);
+
+// Enqueues a built schedule as one task of `comm` (no group handling).
+Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
+                       const std::string& what, bool collective);
+// Plans and enqueues a collective now (no group handling).
+Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
+                  trnrtStream_t stream);
 
 }  // namespace trnccl::api

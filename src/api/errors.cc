@@ -13,6 +13,7 @@ trncclResult_t toResult(Code code) { return static_cast<trncclResult_t>(code); }
 trncclResult_t fail(const Status& status) {
   tlsLastError = status.message();
   TRN_WARN(kInit, "{}", status.message());
+  if (inGroup()) recordGroupError(status);
   return toResult(status.code());
 }
 

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include "algorithms/algorithm.h"
+#include "algorithms/p2p/batch.h"
 #include "comm/communicator.h"
 #include "common/status.h"
 #include "trnccl/trnccl.h"
@@ -25,11 +27,24 @@ struct trncclComm {
 namespace trnccl::api {
 
 trncclResult_t toResult(Code code);
-// Records `status` as this thread's last error (logged at WARN) and returns its code.
+// Records `status` as this thread's last error (logged at WARN) and returns its code; inside a
+// group, also makes trncclGroupEnd fail.
 trncclResult_t fail(const Status& status);
 // Clears nothing; returns trncclSuccess (symmetry with fail at call sites).
 inline trncclResult_t succeed() { return trncclSuccess; }
 // The communicator behind a handle, or an error if it cannot take work.
 Result<comm::Communicator*> usable(trncclComm_t comm);
+
+// Runs a communicator's init and stores the outcome in the handle (blocking or deferred).
+void runInit(trncclComm* handle, comm::UniqueId id, comm::Config config);
+
+// Groups (group.cc): inside trncclGroupStart/End, calls are recorded and issued at the end.
+bool inGroup();
+void recordCollective(const char* what, trncclComm_t comm, algorithms::CollArgs args,
+                      trnrtStream_t stream);
+void recordP2p(trncclComm_t comm, const algorithms::p2p::Op& op, trnrtStream_t stream);
+void recordInit(trncclComm* handle, const comm::UniqueId& id, const comm::Config& config);
+// An error of a call inside the group; trncclGroupEnd reports it and issues nothing.
+void recordGroupError(const Status& status);
 
 }  // namespace trnccl::api

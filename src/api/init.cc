@@ -31,7 +31,9 @@ Status checkConfig(const trncclConfig_t* config) {
   return Status::ok();
 }
 
-void runInit(trncclComm* handle, trnccl::comm::UniqueId id, trnccl::comm::Config cfg) {
+}  // namespace
+
+void trnccl::api::runInit(trncclComm* handle, trnccl::comm::UniqueId id, trnccl::comm::Config cfg) {
   auto c = trnccl::comm::Communicator::init(id, handle->nranks, handle->rank, handle->device, cfg);
   std::lock_guard<std::mutex> lock(handle->mu);
   if (c) {
@@ -41,6 +43,8 @@ void runInit(trncclComm* handle, trnccl::comm::UniqueId id, trnccl::comm::Config
   }
   handle->initializing.store(false);
 }
+
+namespace {
 
 // Waits for running work, then frees. After an abort, work fails fast; if a task still holds the
 // communicator after the grace period, leaking it is safer than freeing it under the task.
@@ -108,13 +112,19 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
   handle->nranks = nranks;
   handle->rank = rank;
   handle->device = trnccl::device::currentDevice();
+  if (trnccl::api::inGroup()) {  // initialised concurrently with the group's others at GroupEnd
+    handle->initializing.store(true);
+    trnccl::api::recordInit(handle, *id, cfg);
+    *comm = handle;
+    return succeed();
+  }
   if (!cfg.blocking) {
     handle->initializing.store(true);
-    handle->initThread = std::thread(runInit, handle, *id, cfg);
+    handle->initThread = std::thread(trnccl::api::runInit, handle, *id, cfg);
     *comm = handle;
     return trncclInProgress;
   }
-  runInit(handle, *id, cfg);
+  trnccl::api::runInit(handle, *id, cfg);
   if (!handle->impl) {
     Status s = handle->initStatus;
     delete handle;

@@ -18,6 +18,8 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int
   c->device_ = device;
   c->config_ = config;
   c->commHash_ = id.magic;
+  c->p2pSent_.assign(nranks, 0);
+  c->p2pReceived_.assign(nranks, 0);
   log::setThreadRank(rank);
   TRN_TRY(c->connect(id));
   if (rank == 0) {
@@ -68,10 +70,10 @@ Communicator::~Communicator() {
   bootstrap_.reset();
 }
 
-uint64_t Communicator::beginTask() {
+uint64_t Communicator::beginTask(bool collective) {
   std::lock_guard<std::mutex> lock(mu_);
   ++inFlight_;
-  return nextSeq_.fetch_add(1);
+  return collective ? nextSeq_.fetch_add(1) : nextSeq_.load();
 }
 
 void Communicator::endTask() {
@@ -93,6 +95,8 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq, const std::s
   ctx.abortFlag = &aborted_;
   ctx.seq = seq;
   ctx.what = what;
+  ctx.p2pSent = &p2pSent_;
+  ctx.p2pReceived = &p2pReceived_;
   Status st = schedule::execute(s, ctx);
   if (!st) setAsyncError(st);
   return st;

@@ -38,7 +38,9 @@ class Communicator {
   size_t sliceBytes() const { return sliceBytes_; }
 
   // Called by the API thread, in call order: a task for the stream is about to be enqueued.
-  uint64_t beginTask();
+  // Collectives get the next collective sequence number (every rank calls them in the same
+  // order); point-to-point tasks don't consume one.
+  uint64_t beginTask(bool collective = true);
   // Called on the stream worker: runs one schedule; records a failure as the async error.
   Status run(const schedule::Schedule& s, uint64_t seq, const std::string& what);
   // Called on the stream worker when a task of beginTask() is over (ran or skipped).
@@ -69,6 +71,7 @@ class Communicator {
   size_t sliceBytes_ = 64 * 1024;
 
   std::atomic<uint64_t> nextSeq_{0};
+  std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker
   std::atomic<bool> aborted_{false};
   mutable std::mutex mu_;
   std::condition_variable idle_;

@@ -137,8 +137,8 @@ Result<std::pair<std::string, uint16_t>> parseHostPort(const std::string& text) 
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
-Result<UniqueId> createUniqueId() {
-  std::string commId = env::getString("TRNCCL_COMM_ID", "");
+Result<UniqueId> createUniqueId(bool useCommIdEnv) {
+  std::string commId = useCommIdEnv ? env::getString("TRNCCL_COMM_ID", "") : "";
   if (!commId.empty()) {
     auto hostPort = parseHostPort(commId);
     if (!hostPort) {

@@ -32,14 +32,18 @@ class StepRun {
     if (receives(step_.prim)) {
       in_ = ctx.conns.at(step_.recvPeer);
       if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
-      TRN_TRY(in_->beginRecv(messageTag(ctx.seq, recvIdx[step_.recvPeer]++), bytes_));
+      uint64_t tag = s_.p2p ? p2pTag((*ctx.p2pReceived)[step_.recvPeer]++)
+                            : messageTag(ctx.seq, recvIdx[step_.recvPeer]++);
+      TRN_TRY(in_->beginRecv(tag, bytes_));
     } else {
       recvDone_ = true;
     }
     if (sends(step_.prim)) {
       out_ = ctx.conns.at(step_.sendPeer);
       if (out_ == nullptr) return internalError("no connection to rank {}", step_.sendPeer);
-      TRN_TRY(out_->beginSend(messageTag(ctx.seq, sendIdx[step_.sendPeer]++), bytes_));
+      uint64_t tag = s_.p2p ? p2pTag((*ctx.p2pSent)[step_.sendPeer]++)
+                            : messageTag(ctx.seq, sendIdx[step_.sendPeer]++);
+      TRN_TRY(out_->beginSend(tag, bytes_));
     } else {
       sendDone_ = true;
     }
@@ -70,6 +74,11 @@ class StepRun {
         sent_ += *took;
       }
       sendDone_ = sent_ == bytes_;
+      if (sendDone_ && step_.syncSend) {
+        Result<bool> released = out_->sendDone();
+        if (!released) return released.status();
+        sendDone_ = *released;
+      }
     }
     return Status::ok();
   }

@@ -20,6 +20,9 @@ struct ExecContext {
   Deadline deadline = Deadline::never();
   const std::atomic<bool>* abortFlag = nullptr;
   uint64_t seq = 0;   // collective sequence number of this call (goes into message tags)
+  // Per-peer message counters of point-to-point schedules (owned by the communicator).
+  std::vector<uint64_t>* p2pSent = nullptr;
+  std::vector<uint64_t>* p2pReceived = nullptr;
   std::string what;   // "allreduce #12 (ring)" for error messages
 };
 
@@ -34,5 +37,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx);
 
 // Tag of the index-th message on one directed connection within collective `seq`.
 constexpr uint64_t messageTag(uint64_t seq, uint32_t index) { return (seq << 24) | index; }
+// Tag of the n-th point-to-point message between two ranks (one direction).
+constexpr uint64_t p2pTag(uint64_t n) { return (uint64_t{1} << 63) | n; }
 
 }  // namespace trnccl::schedule

@@ -29,15 +29,21 @@ void Schedule::add(const Step& step) {
   steps.push_back(step);
 }
 
+std::byte* Schedule::allocScratch(size_t bytes) {
+  scratch = std::make_shared<std::vector<std::byte>>(bytes);
+  return scratch->data();
+}
+
 std::string Schedule::dump() const {
   std::string out = fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,
                                 device::dataTypeName(type), device::redOpName(op), nranks,
                                 steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
-    out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3} src {} dst {} count {}{}{}\n", i,
+    out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3} src {} dst {} count {}{}{}{}\n", i,
                        primitiveName(s.prim), s.recvPeer, s.sendPeer, s.src, s.dst, s.count,
-                       s.postOp ? " postOp" : "", s.withNext ? " +next" : "");
+                       s.postOp ? " postOp" : "", s.syncSend ? " sync" : "",
+                       s.withNext ? " +next" : "");
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct Step {
   void* dst = nullptr;        // where results land; what *Send primitives forward
   size_t count = 0;           // elements
   bool postOp = false;        // after reducing, divide by the rank count (trncclAvg)
+  // The step is over only when the peer no longer needs the sent bytes, so that a later step
+  // may overwrite them (a chain reusing its scratch).
+  bool syncSend = false;
   // Run together with the next step (their transfers progress concurrently), e.g. the
   // send/recv pairs of a group or a pairwise exchange.
   bool withNext = false;
@@ -48,6 +52,14 @@ struct Schedule {
   device::RedOp op = device::RedOp::kSum;
   int nranks = 1;
   std::vector<Step> steps;
+  // Point-to-point schedules tag messages per peer instead of per collective sequence number:
+  // only the two ranks of a pair take part, so the communicator-wide sequence can't be used.
+  bool p2p = false;
+  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept).
+  std::shared_ptr<std::vector<std::byte>> scratch;
+
+  // Reserves `bytes` of scratch and returns it (valid as long as the schedule).
+  std::byte* allocScratch(size_t bytes);
 
   // Adds a step; steps with count 0 are dropped (both sides of a transfer compute the same
   // counts, so both drop it).
