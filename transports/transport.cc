@@ -5,7 +5,7 @@
 namespace trnccl::transport {
 
 std::unique_ptr<Transport> makeTransport(const std::string& name) {
-  if (name == "shm") return shm::makeShmTransport();
+  if (name == "shm") return makeShmTransport();
   return nullptr;
 }
 
