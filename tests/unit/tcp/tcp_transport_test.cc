@@ -1,0 +1,244 @@
+// The TCP transport with ranks as threads of one process: ring exchanges of odd and large
+// sizes over one and several sockets per peer, IPv6, bounded staging, and descriptor and
+// thread hygiene.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "tests/unit/tcp/tcp_test_util.h"
+#include "transports/tcp/tcp_connection.h"
+
+namespace trnccl::transport::tcp::test {
+namespace {
+
+constexpr size_t kBuffer = 256 << 10;  // small staging, so large messages wrap the rings often
+
+uint64_t tagOf(size_t step, int from, int to) {
+  return (uint64_t{step} << 32) | (static_cast<uint64_t>(from) << 16) | static_cast<uint64_t>(to);
+}
+
+uint64_t seedOf(size_t step, int from, int to) { return tagOf(step, from, to) * 31 + 5; }
+
+std::vector<int> ringPeers(int r, int n) {
+  std::vector<int> peers = {(r + 1) % n};
+  if ((r + n - 1) % n != peers[0]) peers.push_back((r + n - 1) % n);
+  return peers;
+}
+
+// One step for rank r: send to each linked peer and receive from each at once, then check.
+Status ringStep(Cluster& cluster, int r, size_t step, size_t bytes,
+                const std::vector<std::pair<int, Connection*>>& links) {
+  std::vector<std::vector<std::byte>> out(links.size()), in(links.size());
+  std::vector<SendOp> sends;
+  std::vector<RecvOp> recvs;
+  for (size_t i = 0; i < links.size(); ++i) {
+    auto [peer, connection] = links[i];
+    out[i].resize(bytes);
+    in[i].assign(bytes, std::byte{0xee});
+    fillPattern(out[i], seedOf(step, r, peer));
+    TRN_TRY(connection->beginSend(tagOf(step, r, peer), bytes));
+    TRN_TRY(connection->beginRecv(tagOf(step, peer, r), bytes));
+    sends.push_back({connection, out[i].data(), bytes});
+    recvs.push_back({connection, in[i].data(), bytes});
+  }
+  TRN_TRY(drive(cluster.bell(r), sends, recvs));
+  for (size_t i = 0; i < links.size(); ++i) {
+    std::vector<std::byte> expected(bytes);
+    fillPattern(expected, seedOf(step, links[i].first, r));
+    if (in[i] != expected) {
+      return internalError("rank {}: {} bytes from rank {} differ", r, bytes, links[i].first);
+    }
+  }
+  return Status::ok();
+}
+
+class TcpRing : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+// Each rank sends to its next and previous rank at once (with two ranks, both directions of
+// one connection), every size in turn. 0-byte messages are never posted (tcp_connection.h).
+TEST_P(TcpRing, ExchangesOddAndLargeSizesBothWays) {
+  auto [n, nsocks] = GetParam();
+  EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", std::to_string(nsocks));
+  EnvGuard buffer("TRNCCL_TCP_BUFFER_BYTES", std::to_string(kBuffer));
+  Cluster cluster(n);
+  ASSERT_TRUE(cluster.connect([n](int r) { return ringPeers(r, n); }).isOk())
+      << cluster.statuses[0].message();
+  auto* first = dynamic_cast<TcpConnection*>(cluster.conn(0, 0));
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->sockets(), static_cast<size_t>(nsocks));
+  EXPECT_EQ(first->bufferBytes(), kBuffer);
+  const std::vector<size_t> sizes = {1, 7, 4096 + 3, first->bufferBytes() * 3 + 5,
+                                     (8 << 20) + 3};
+
+  Status status = cluster.runEach([&](int r) -> Status {
+    std::vector<int> peers = ringPeers(r, n);
+    std::vector<std::pair<int, Connection*>> links;
+    for (size_t i = 0; i < peers.size(); ++i) links.emplace_back(peers[i], cluster.conn(r, i));
+    for (size_t step = 0; step < sizes.size(); ++step) {
+      TRN_TRY(ringStep(cluster, r, step, sizes[step], links));
+    }
+    return Status::ok();
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, TcpRing,
+                         ::testing::Combine(::testing::Values(2, 3, 4, 5, 8),
+                                            ::testing::Values(1, 4)),
+                         [](const auto& info) {
+                           return fmt::format("{}ranks_{}sockets", std::get<0>(info.param),
+                                              std::get<1>(info.param));
+                         });
+
+// Many messages back to back, both ways, sizes straddling chunk and ring boundaries: the
+// receiver must find each chunk's header on the right socket every time.
+TEST(TcpStriping, ManyMessagesAcrossFourSockets) {
+  EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", "4");
+  EnvGuard buffer("TRNCCL_TCP_BUFFER_BYTES", std::to_string(kBuffer));
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  const std::vector<size_t> sizes = {kChunkBytes - 1, kChunkBytes, kChunkBytes + 1,
+                                     3 * kChunkBytes + 17, 4 * kChunkBytes, 9 * kChunkBytes - 3,
+                                     1, 33, 5 * kChunkBytes + kChunkBytes / 2};
+  Status status = cluster.runEach([&](int r) -> Status {
+    std::vector<std::pair<int, Connection*>> links{{1 - r, cluster.conn(r, 0)}};
+    for (size_t round = 0; round < 3; ++round) {
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        TRN_TRY(ringStep(cluster, r, round * sizes.size() + i, sizes[i], links));
+      }
+    }
+    return Status::ok();
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+TEST(TcpSetup, RankWithoutPeersTakesPart) {
+  Cluster cluster(3);
+  Status status = cluster.connect([](int r) {
+    return r == 1 ? std::vector<int>{} : std::vector<int>{2 - r};
+  });
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_TRUE(cluster.connections[1].empty());
+  status = cluster.runEach([&](int r) -> Status {
+    if (r == 1) return Status::ok();
+    return ringStep(cluster, r, 0, 1000, {{2 - r, cluster.conn(r, 0)}});
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+TEST(TcpSetup, Ipv6Loopback) {
+  EnvGuard family("TRNCCL_SOCKET_FAMILY", "AF_INET6");
+  Cluster cluster(3);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  Status status = cluster.runEach([&](int r) -> Status {
+    std::vector<std::pair<int, Connection*>> links;
+    for (int p = 0, i = 0; p < 3; ++p) {
+      if (p != r) links.emplace_back(p, cluster.conn(r, static_cast<size_t>(i++)));
+    }
+    return ringStep(cluster, r, 0, (1 << 20) + 1, links);
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+TEST(TcpSetup, RejectsABadSocketCount) {
+  EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", "17");
+  Cluster cluster(2);
+  Status status = cluster.connectAll();
+  ASSERT_FALSE(status.isOk());
+  EXPECT_EQ(cluster.statuses[0].code(), Code::kInvalidArgument) << cluster.statuses[0].message();
+  EXPECT_NE(cluster.statuses[0].message().find("TRNCCL_SOCKET_NSOCKS=17"), std::string::npos);
+}
+
+// A sender may hand over half its buffer while the receiver does nothing at all.
+TEST(TcpStaging, SenderNeedsNoReceiverForHalfTheBuffer) {
+  EnvGuard buffer("TRNCCL_TCP_BUFFER_BYTES", std::to_string(kBuffer));
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk());
+  Connection* sender = cluster.conn(0, 0);
+  std::vector<std::byte> out(sender->bufferBytes() / 2);
+  fillPattern(out, 1);
+  ASSERT_TRUE(sender->beginSend(5, out.size()).isOk());
+  size_t taken = 0;
+  Deadline deadline = Deadline::after(5s);
+  while (taken < out.size() && !deadline.expired()) {
+    Result<size_t> n = sender->sendSome(out.data() + taken, out.size() - taken);
+    ASSERT_TRUE(n.isOk()) << n.status().message();
+    taken += *n;
+  }
+  EXPECT_EQ(taken, out.size());
+  std::vector<std::byte> in(out.size());
+  std::vector<SendOp> sends{{sender, out.data(), out.size(), out.size()}};
+  std::vector<RecvOp> recvs{{cluster.conn(1, 0), in.data(), in.size()}};
+  ASSERT_TRUE(cluster.conn(1, 0)->beginRecv(5, in.size()).isOk());
+  ASSERT_TRUE(drive(cluster.bell(1), sends, recvs).isOk());
+  EXPECT_EQ(in, out);
+}
+
+// Everything the transport opened is closed and its I/O thread gone once it and its
+// connections are destroyed.
+TEST(TcpHygiene, DescriptorsAndThreadsBackToBaseline) {
+  auto exercise = [] {
+    EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", "2");
+    Cluster cluster(4);
+    ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+    Status status = cluster.runEach([&](int r) -> Status {
+      std::vector<std::pair<int, Connection*>> links;
+      for (int p = 0, i = 0; p < 4; ++p) {
+        if (p != r) links.emplace_back(p, cluster.conn(r, static_cast<size_t>(i++)));
+      }
+      return ringStep(cluster, r, 0, 300000, links);
+    });
+    EXPECT_TRUE(status.isOk()) << status.message();
+  };
+  exercise();  // first use may open process-wide descriptors of libraries
+  size_t fds = countEntries("/proc/self/fd");
+  size_t threads = countEntries("/proc/self/task");
+  for (int i = 0; i < 3; ++i) exercise();
+  EXPECT_EQ(countEntries("/proc/self/fd"), fds);
+  EXPECT_EQ(countEntries("/proc/self/task"), threads);
+}
+
+// Connections may outlive their transport (the I/O thread is shared), and the reverse.
+TEST(TcpHygiene, TransportAndConnectionsDieInEitherOrder) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk());
+  cluster.ranks[0]->transport.reset();
+  Status status = cluster.runEach([&](int r) -> Status {
+    return ringStep(cluster, r, 0, 70000, {{1 - r, cluster.conn(r, 0)}});
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+// Not a test: how many bytes per second move between two ranks with 1, 2 and 4 sockets per
+// peer, to choose the default of TRNCCL_SOCKET_NSOCKS. Run with
+//   test_tcp --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_Throughput*'
+TEST(TcpPerf, DISABLED_Throughput) {
+  const size_t bytes = size_t{64} << 20;
+  for (int nsocks : {1, 2, 4, 1, 2, 4}) {
+    EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", std::to_string(nsocks));
+    Cluster cluster(2);
+    ASSERT_TRUE(cluster.connectAll().isOk());
+    std::vector<std::vector<std::byte>> out(2, std::vector<std::byte>(bytes));
+    std::vector<std::vector<std::byte>> in(2, std::vector<std::byte>(bytes));
+    const int rounds = 8;
+    auto start = Clock::now();
+    Status status = cluster.runEach([&](int r) -> Status {
+      Connection* c = cluster.conn(r, 0);
+      for (int i = 0; i < rounds; ++i) {
+        TRN_TRY(c->beginSend(static_cast<uint64_t>(i), bytes));
+        TRN_TRY(c->beginRecv(static_cast<uint64_t>(i), bytes));
+        std::vector<SendOp> sends{{c, out[static_cast<size_t>(r)].data(), bytes}};
+        std::vector<RecvOp> recvs{{c, in[static_cast<size_t>(r)].data(), bytes}};
+        TRN_TRY(drive(cluster.bell(r), sends, recvs));
+      }
+      return Status::ok();
+    });
+    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    ASSERT_TRUE(status.isOk()) << status.message();
+    std::printf("nsocks %d: %.2f GB/s per direction (%d x %zu MiB each way, both ways at once)\n",
+                nsocks, rounds * static_cast<double>(bytes) / seconds / 1e9, rounds, bytes >> 20);
+  }
+}
+
+}  // namespace
+}  // namespace trnccl::transport::tcp::test

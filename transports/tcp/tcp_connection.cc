@@ -1,0 +1,235 @@
+#include "transports/tcp/tcp_connection.h"
+
+#include <boost/asio/post.hpp>
+#include <algorithm>
+#include <cstring>
+
+namespace trnccl::transport::tcp {
+namespace {
+
+// Copies `bytes` from `src` into `pieces`, starting `offset` bytes in.
+void copyInto(const Pieces& pieces, size_t offset, const void* src, size_t bytes) {
+  const auto* from = static_cast<const std::byte*>(src);
+  for (const auto& part : pieces.part) {
+    if (bytes == 0) return;
+    if (offset >= part.size()) {
+      offset -= part.size();
+      continue;
+    }
+    size_t n = std::min(bytes, part.size() - offset);
+    std::memcpy(part.data() + offset, from, n);
+    from += n;
+    bytes -= n;
+    offset = 0;
+  }
+}
+
+void copyFrom(const Pieces& pieces, void* dst, size_t bytes) {
+  auto* to = static_cast<std::byte*>(dst);
+  for (const auto& part : pieces.part) {
+    size_t n = std::min(bytes, part.size());
+    std::memcpy(to, part.data(), n);
+    to += n;
+    bytes -= n;
+  }
+}
+
+}  // namespace
+
+TcpConnection::TcpConnection(std::shared_ptr<IoThread> io, std::shared_ptr<Link> link,
+                             size_t bufferBytes)
+    : io_(std::move(io)), link_(std::move(link)), bufferBytes_(bufferBytes) {
+  boost::asio::post(io_->context(), [link = link_] { link->start(); });
+}
+
+TcpConnection::~TcpConnection() {
+  // Synchronous, so that no handler rings the doorbell once the caller may free it.
+  io_->runSync([link = link_.get()] { link->close(); });
+}
+
+TcpConnection::Chunk TcpConnection::chunkAt(uint64_t position, uint64_t messageBytes) const {
+  uint64_t index = position / kChunkBytes;
+  Chunk chunk;
+  chunk.stream = static_cast<size_t>(index % link_->streams());
+  chunk.offset = index * kChunkBytes;
+  chunk.bytes = std::min(kChunkBytes, messageBytes - chunk.offset);
+  return chunk;
+}
+
+// ---- sending ----
+
+Status TcpConnection::beginSend(uint64_t tag, size_t bytes) {
+  if (sendTaken_ != sendBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("tcp: beginSend to rank {} while {} bytes of the previous message "
+                              "were not taken",
+                              peer(), sendBytes_ - sendTaken_),
+                  peer());
+  }
+  sendTag_ = tag;
+  sendBytes_ = bytes;
+  sendTaken_ = 0;
+  headerStaged_ = false;
+  return Status::ok();
+}
+
+Result<size_t> TcpConnection::sendSome(const void* src, size_t bytes) {
+  if (link_->failed()) return link_->failure();
+  const auto* from = static_cast<const std::byte*>(src);
+  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  size_t taken = 0;
+  while (taken < offered) {
+    Chunk chunk = chunkAt(sendTaken_, sendBytes_);
+    size_t n = stage(chunk.stream, from + taken,
+                     std::min<uint64_t>(offered - taken, chunk.offset + chunk.bytes - sendTaken_));
+    if (n == 0) break;
+    taken += n;
+    sendTaken_ += n;
+    if (sendTaken_ == chunk.offset + chunk.bytes) headerStaged_ = false;
+  }
+  return taken;
+}
+
+// Copies what fits of `bytes` (all within the chunk at sendTaken_) into the stream's ring,
+// behind the chunk's header if that is not staged yet; returns the payload bytes taken.
+size_t TcpConnection::stage(size_t stream, const std::byte* src, size_t bytes) {
+  Pieces room = link_->writable(stream);
+  size_t header = headerStaged_ ? 0 : sizeof(FrameHeader);
+  if (room.bytes() <= header) return 0;
+  size_t n = std::min(bytes, room.bytes() - header);
+  if (!headerStaged_) {
+    Chunk chunk = chunkAt(sendTaken_, sendBytes_);
+    FrameHeader frame;
+    frame.chunkBytes = static_cast<uint32_t>(chunk.bytes);
+    frame.tag = sendTag_;
+    frame.messageBytes = sendBytes_;
+    frame.offset = chunk.offset;
+    copyInto(room, 0, &frame, sizeof(frame));
+    headerStaged_ = true;
+  }
+  copyInto(room, header, src, n);
+  link_->commit(stream, header + n);
+  return n;
+}
+
+Result<bool> TcpConnection::sendDone() {
+  if (sendTaken_ == sendBytes_ && link_->flushed()) return true;
+  if (link_->failed()) return link_->failure();
+  return false;
+}
+
+// ---- receiving ----
+
+Status TcpConnection::beginRecv(uint64_t tag, size_t bytes) {
+  if (recvGot_ != recvBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("tcp: beginRecv from rank {} while {} bytes of the previous "
+                              "message were not received",
+                              peer(), recvBytes_ - recvGot_),
+                  peer());
+  }
+  recvTag_ = tag;
+  recvBytes_ = bytes;
+  recvGot_ = 0;
+  headerSeen_ = false;
+  return Status::ok();
+}
+
+Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk) const {
+  if (header.magic != kFrameMagic) {
+    return Status(Code::kInternalError,
+                  fmt::format("tcp: corrupt frame from rank {} ({}): magic {:#x}, expected {:#x} "
+                              "(expecting tag {:#x}, {} bytes, at byte {})",
+                              peer(), link_->name(chunk.stream), header.magic, kFrameMagic,
+                              recvTag_, recvBytes_, chunk.offset),
+                  peer());
+  }
+  if (header.tag != recvTag_ || header.messageBytes != recvBytes_) {
+    return Status(Code::kInternalError,
+                  fmt::format("tcp: message from rank {} has tag {:#x} and {} bytes, expected "
+                              "tag {:#x} and {} bytes",
+                              peer(), header.tag, header.messageBytes, recvTag_, recvBytes_),
+                  peer());
+  }
+  if (header.offset != chunk.offset || header.chunkBytes != chunk.bytes) {
+    return Status(Code::kInternalError,
+                  fmt::format("tcp: frame from rank {} ({}) of message tag {:#x} covers bytes "
+                              "[{}, +{}), expected [{}, +{})",
+                              peer(), link_->name(chunk.stream), recvTag_, header.offset,
+                              header.chunkBytes, chunk.offset, chunk.bytes),
+                  peer());
+  }
+  return Status::ok();
+}
+
+// Reads and checks the header of `chunk`; false when it has not fully arrived.
+Result<bool> TcpConnection::readHeader(const Chunk& chunk) {
+  Pieces data = link_->readable(chunk.stream);
+  if (data.bytes() < sizeof(FrameHeader)) return false;
+  FrameHeader header;
+  copyFrom(data, &header, sizeof(header));
+  TRN_TRY(checkHeader(header, chunk));
+  link_->release(chunk.stream, sizeof(header));
+  headerSeen_ = true;
+  return true;
+}
+
+size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consume) {
+  Pieces data = link_->readable(stream);
+  size_t handed = 0;
+  for (const auto& part : data.part) {
+    size_t n = std::min(bytes - handed, part.size());
+    if (n == 0) break;
+    consume(recvGot_ + handed, part.data(), n);
+    handed += n;
+  }
+  if (handed > 0) link_->release(stream, handed);
+  return handed;
+}
+
+Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
+  size_t handed = 0;
+  while (recvGot_ < recvBytes_ && handed < max) {
+    Chunk chunk = chunkAt(recvGot_, recvBytes_);
+    if (!headerSeen_) {
+      Result<bool> read = readHeader(chunk);
+      if (!read) return read.status();
+      if (!*read) {
+        TRN_TRY(starved(chunk.stream, sizeof(FrameHeader)));
+        break;
+      }
+    }
+    size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recvGot_);
+    size_t n = handOut(chunk.stream, want, consume);
+    if (n == 0) {
+      TRN_TRY(starved(chunk.stream, 1));
+      break;
+    }
+    handed += n;
+    recvGot_ += n;
+    if (recvGot_ == chunk.offset + chunk.bytes) headerSeen_ = false;
+  }
+  return handed;
+}
+
+Status TcpConnection::starved(size_t s, size_t need) {
+  if (link_->failed()) return link_->failure();
+  // EOF is recorded after the last byte was published: read what is there once more.
+  if (!link_->atEof(s) || link_->readable(s).bytes() >= need) return Status::ok();
+  return Status(Code::kRemoteError,
+                fmt::format("tcp: connection to rank {} ({}) closed: end of file, with {} of {} "
+                            "bytes of message tag {:#x} still to come",
+                            peer(), link_->name(s), recvBytes_ - recvGot_, recvBytes_, recvTag_),
+                peer());
+}
+
+Status TcpConnection::checkPeer() {
+  if (recvGot_ < recvBytes_) {
+    Chunk chunk = chunkAt(recvGot_, recvBytes_);
+    return starved(chunk.stream, headerSeen_ ? 1 : sizeof(FrameHeader));
+  }
+  if (link_->failed()) return link_->failure();
+  return Status::ok();
+}
+
+}  // namespace trnccl::transport::tcp

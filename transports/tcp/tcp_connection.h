@@ -1,0 +1,68 @@
+// A TCP connection: the executor's half. It frames messages into chunks (wire.h), copies them
+// into the link's outbound rings, and checks and hands out what the I/O thread received.
+//
+// A message is done for the sender once every byte was written to a socket (sendDone), not
+// merely staged: the communicator may be destroyed right after its last collective, and
+// bytes still in a ring would be lost with it, while bytes in the kernel still reach the peer.
+// A message of 0 bytes puts nothing on the wire (the executor never polls one).
+#pragma once
+
+#include <memory>
+
+#include "transports/tcp/io_thread.h"
+#include "transports/tcp/link.h"
+#include "transports/tcp/wire.h"
+#include "transports/transport.h"
+
+namespace trnccl::transport::tcp {
+
+class TcpConnection final : public Connection {
+ public:
+  // `bufferBytes`: what bufferBytes() reports (the link's outbound rings hold that much).
+  TcpConnection(std::shared_ptr<IoThread> io, std::shared_ptr<Link> link, size_t bufferBytes);
+  ~TcpConnection() override;  // closes the sockets on the I/O thread, synchronously
+
+  Status beginSend(uint64_t tag, size_t bytes) override;
+  Result<size_t> sendSome(const void* src, size_t bytes) override;
+  Result<bool> sendDone() override;
+  Status beginRecv(uint64_t tag, size_t bytes) override;
+  Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  size_t bufferBytes() const override { return bufferBytes_; }
+  Status checkPeer() override;
+  int peer() const override { return link_->peer(); }
+  const char* transportName() const override { return "tcp"; }
+
+  size_t sockets() const { return link_->streams(); }
+
+ private:
+  // The chunk of a message of `messageBytes` that holds byte `position`.
+  struct Chunk {
+    size_t stream = 0;
+    uint64_t offset = 0;  // of the chunk in the message
+    uint64_t bytes = 0;
+  };
+  Chunk chunkAt(uint64_t position, uint64_t messageBytes) const;
+
+  size_t stage(size_t stream, const std::byte* src, size_t bytes);
+  Result<bool> readHeader(const Chunk& chunk);
+  Status checkHeader(const FrameHeader& header, const Chunk& chunk) const;
+  size_t handOut(size_t stream, size_t bytes, const Consumer& consume);
+  // The error when stream `s` can no longer deliver what the current message needs, if so.
+  Status starved(size_t s, size_t need);
+
+  std::shared_ptr<IoThread> io_;  // declared first: outlives the link's sockets
+  std::shared_ptr<Link> link_;
+  const size_t bufferBytes_;
+
+  uint64_t sendTag_ = 0;
+  uint64_t sendBytes_ = 0;
+  uint64_t sendTaken_ = 0;
+  bool headerStaged_ = false;  // the header of the chunk at sendTaken_ is in its ring
+
+  uint64_t recvTag_ = 0;
+  uint64_t recvBytes_ = 0;
+  uint64_t recvGot_ = 0;
+  bool headerSeen_ = false;    // the header of the chunk at recvGot_ was checked
+};
+
+}  // namespace trnccl::transport::tcp
