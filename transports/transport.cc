@@ -1,5 +1,8 @@
 #include "transports/transport.h"
 
+#ifdef TRNCCL_HAVE_OFI
+#include "transports/ofi/ofi_transport.h"
+#endif
 #include "transports/shm/shm_transport.h"
 #include "transports/tcp/tcp_transport.h"
 
@@ -8,6 +11,9 @@ namespace trnccl::transport {
 std::unique_ptr<Transport> makeTransport(const std::string& name) {
   if (name == "shm") return makeShmTransport();
   if (name == "tcp") return makeTcpTransport();
+#ifdef TRNCCL_HAVE_OFI
+  if (name == "ofi") return makeOfiTransport();
+#endif
   return nullptr;
 }
 

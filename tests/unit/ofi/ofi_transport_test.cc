@@ -1,0 +1,160 @@
+// The ofi transport between ranks as threads, once per libfabric provider (tcp, which
+// libfabric layers under ofi_rxm, and shm); a provider this machine lacks is skipped with
+// fi_getinfo's reason.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "unit/ofi/ofi_test_util.h"
+
+namespace trnccl::transport::ofi::test {
+namespace {
+
+const std::vector<size_t> kSizes = {1, 7, 4096 + 3, (3 << 20) + 5, (8 << 20) + 3};
+
+class OfiTransportTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    provider_.emplace("TRNCCL_OFI_PROVIDER", GetParam());
+    Result<std::shared_ptr<const fi_info>> list = providerList();
+    if (!list) GTEST_SKIP() << list.status().message();
+  }
+
+  std::optional<EnvGuard> provider_;
+};
+
+std::vector<int> ringPeers(int rank, int n) {
+  std::vector<int> peers = {(rank + 1) % n, (rank + n - 1) % n};
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
+
+uint64_t seedOf(int from, int to, size_t size) { return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size; }
+
+// Every rank sends each size to both ring neighbours at once and receives from both.
+void ringExchange(int n) {
+  Cluster cluster(n);
+  ASSERT_TRUE(cluster.connect([n](int r) { return ringPeers(r, n); }).isOk())
+      << cluster.statuses[0].message();
+  Status status = cluster.runEach([&](int r) -> Status {
+    for (size_t i = 0; i < kSizes.size(); ++i) {
+      size_t size = kSizes[i];
+      std::vector<int> peers = ringPeers(r, n);
+      std::vector<std::vector<std::byte>> out(peers.size(), std::vector<std::byte>(size));
+      std::vector<std::vector<std::byte>> in(peers.size(), std::vector<std::byte>(size));
+      std::vector<SendOp> sends;
+      std::vector<RecvOp> recvs;
+      for (size_t p = 0; p < peers.size(); ++p) {
+        Connection* c = cluster.conn(r, peers[p]);
+        fillPattern(out[p], seedOf(r, peers[p], size));
+        TRN_TRY(c->beginSend(1000 + i, size));
+        TRN_TRY(c->beginRecv(1000 + i, size));
+        sends.push_back({c, out[p].data(), size});
+        recvs.push_back({c, in[p].data(), size});
+      }
+      TRN_TRY(drive(cluster.bell(r), sends, recvs));
+      for (size_t p = 0; p < peers.size(); ++p) {
+        std::vector<std::byte> expected(size);
+        fillPattern(expected, seedOf(peers[p], r, size));
+        if (in[p] != expected) {
+          return internalError("rank {} got wrong bytes of size {} from rank {}", r, size,
+                               peers[p]);
+        }
+      }
+    }
+    return Status::ok();
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+TEST_P(OfiTransportTest, RingExchange2) { ringExchange(2); }
+TEST_P(OfiTransportTest, RingExchange3) { ringExchange(3); }
+TEST_P(OfiTransportTest, RingExchange4) { ringExchange(4); }
+
+// Many messages in a row: header and data slots are reposted and wrap around many times, and
+// pieces smaller than a slot arrive as the sender offers them.
+TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  Status status = cluster.runEach([&](int r) -> Status {
+    Connection* c = cluster.conn(r, 1 - r);
+    std::mt19937 random(77);
+    for (int m = 0; m < 60; ++m) {
+      size_t size = 1 + random() % 20000;
+      std::vector<std::byte> out(size), in(size), expected(size);
+      fillPattern(out, seedOf(r, m, size));
+      fillPattern(expected, seedOf(1 - r, m, size));
+      TRN_TRY(c->beginSend(m, size));
+      TRN_TRY(c->beginRecv(m, size));
+      // Offer the message in up to four parts, the way a forwarding step offers produced bytes.
+      size_t offered = 0;
+      std::vector<RecvOp> recvs = {{c, in.data(), size}};
+      auto until = Deadline::after(30s);
+      while (offered < size) {
+        size_t part = std::min(size - offered, size / 4 + 1);
+        for (size_t taken = 0; taken < part;) {
+          Result<size_t> n = c->sendSome(out.data() + offered + taken, part - taken);
+          if (!n) return n.status();
+          taken += *n;
+          if (until.expired()) return Status(Code::kTimeout, "test: sendSome took nothing");
+        }
+        offered += part;
+      }
+      std::vector<SendOp> sends = {{c, out.data(), size, size}};
+      TRN_TRY(drive(cluster.bell(r), sends, recvs));
+      if (in != expected) return internalError("rank {} message {} differs", r, m);
+    }
+    return Status::ok();
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+// A receiver expecting another tag or size fails with both in the message, naming the peer.
+TEST_P(OfiTransportTest, MismatchFails) {
+  for (bool sizeOnly : {false, true}) {
+    Cluster cluster(2);
+    ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+    std::vector<std::byte> out(64), in(64);
+    Status status = cluster.runEach([&](int r) -> Status {
+      Connection* c = cluster.conn(r, 1 - r);
+      if (r == 0) {
+        TRN_TRY(c->beginSend(0x1234, 64));
+        std::vector<SendOp> sends = {{c, out.data(), 64}};
+        std::vector<RecvOp> none;
+        return drive(cluster.bell(r), sends, none);
+      }
+      TRN_TRY(c->beginRecv(sizeOnly ? 0x1234 : 0x5678, sizeOnly ? 32 : 64));
+      std::vector<SendOp> none;
+      std::vector<RecvOp> recvs = {{c, in.data(), sizeOnly ? 32u : 64u}};
+      return drive(cluster.bell(r), none, recvs, Deadline::after(10s));
+    });
+    EXPECT_TRUE(cluster.statuses[0].isOk()) << cluster.statuses[0].message();
+    const Status& got = cluster.statuses[1];
+    EXPECT_EQ(got.code(), Code::kInternalError) << got.message();
+    EXPECT_EQ(got.peer(), 0);
+    EXPECT_NE(got.message().find("0x1234"), std::string::npos) << got.message();
+    EXPECT_NE(got.message().find(sizeOnly ? "32 bytes" : "0x5678"), std::string::npos)
+        << got.message();
+    EXPECT_NE(got.message().find("rank 0"), std::string::npos) << got.message();
+  }
+}
+
+// A rank without ofi peers still takes part in setup; the others connect normally.
+TEST_P(OfiTransportTest, RankWithoutPeers) {
+  Cluster cluster(3);
+  Status status = cluster.connect([](int r) {
+    return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r};
+  });
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_TRUE(cluster.connections[2].empty());
+  EXPECT_EQ(cluster.connections[0].size(), 1u);
+  EXPECT_EQ(std::string(cluster.connections[0][0]->transportName()), "ofi");
+  EXPECT_GE(cluster.connections[0][0]->bufferBytes(), size_t{1} << 20);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiTransportTest, ::testing::Values("tcp", "shm"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace trnccl::transport::ofi::test

@@ -1,0 +1,302 @@
+#include "transports/ofi/channel.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace trnccl::transport::ofi {
+namespace {
+
+constexpr size_t kNotArrived = SIZE_MAX;
+
+}  // namespace
+
+Channel::Channel(Endpoint& endpoint, ChannelConfig config)
+    : endpoint_(endpoint), config_(config) {
+  auto init = [this](Op& op, OpKind kind, uint32_t index) {
+    op.channel = this;
+    op.kind = kind;
+    op.index = index;
+  };
+  for (uint32_t i = 0; i < kSendHeaders; ++i) init(headerOps_[i], OpKind::kSendHeader, i);
+  for (uint32_t i = 0; i < kMaxPieces; ++i) init(pieceOps_[i], OpKind::kSendData, i);
+  for (uint32_t i = 0; i < kRecvHeaders; ++i) init(recvHeaderOps_[i], OpKind::kRecvHeader, i);
+  slotOps_.resize(config_.recvSlots);
+  for (uint32_t i = 0; i < config_.recvSlots; ++i) init(slotOps_[i], OpKind::kRecvData, i);
+  slotBytes_.assign(config_.recvSlots, kNotArrived);
+  recvHeaderBytes_.fill(kNotArrived);
+}
+
+std::byte* Channel::headerMemory(uint32_t index) const {
+  return headers_.data() + size_t{index} * kHeaderBytes;
+}
+
+Status Channel::start() {
+  Result<RegisteredBuffer> headers = RegisteredBuffer::allocate(
+      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders) * kHeaderBytes);
+  if (!headers) return headers.status();
+  headers_ = std::move(*headers);
+  for (uint32_t slot = 0; slot < kRecvHeaders; ++slot) TRN_TRY(postRecvHeader(slot, slot));
+  return Status::ok();
+}
+
+// ---- sending ----
+
+Status Channel::beginSend(uint64_t tag, size_t bytes) {
+  TRN_TRY(error_);
+  if (sendTaken_ != sendBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("ofi: beginSend to rank {} while {} bytes of the previous message "
+                              "were not taken",
+                              config_.peer, sendBytes_ - sendTaken_),
+                  config_.peer);
+  }
+  sendTag_ = tag;
+  sendBytes_ = bytes;
+  sendTaken_ = 0;
+  headerPending_ = bytes != 0;
+  return Status::ok();
+}
+
+Status Channel::postHeader() {
+  if (headerSeq_ - headersDone_ >= kSendHeaders) return Status::ok();  // still pending
+  auto index = static_cast<uint32_t>(headerSeq_ % kSendHeaders);
+  Header header;
+  header.tag = sendTag_;
+  header.bytes = sendBytes_;
+  std::memcpy(headerMemory(index), &header, kHeaderBytes);
+  Op& op = headerOps_[index];
+  op.buffer = headerMemory(index);
+  op.bytes = kHeaderBytes;
+  op.desc = headers_.desc();
+  op.address = config_.address;
+  op.tag = wireTag(true, config_.self, headerSeq_);
+  headerDone_[index] = false;
+  ++headerSeq_;
+  headerPending_ = false;
+  return endpoint_.post(op);
+}
+
+Status Channel::ensureSendRing() {
+  if (ring_) return Status::ok();
+  Result<RegisteredBuffer> ring =
+      RegisteredBuffer::allocate(endpoint_.registrationDomain(), config_.sendRingBytes);
+  if (!ring) return ring.status();
+  ring_ = std::move(*ring);
+  return Status::ok();
+}
+
+size_t Channel::reserve(size_t want, size_t& got) {
+  const size_t capacity = config_.sendRingBytes;
+  if (ringHead_ == ringTail_) {
+    // Empty: start again at the beginning, so a piece never has to skip the tail.
+    ringHead_ = ringTail_ = (ringHead_ + capacity - 1) / capacity * capacity;
+  }
+  size_t free = capacity - (ringHead_ - ringTail_);
+  size_t position = ringHead_ % capacity;
+  size_t toEnd = capacity - position;
+  // Wait for a fair amount of room rather than dribbling small pieces into a full ring.
+  size_t useful = std::min(want, capacity / 8);
+  Piece& piece = pieces_[pieceSeq_ % kMaxPieces];
+  if (std::min(free, toEnd) >= useful) {
+    got = std::min({want, free, toEnd});
+    piece.footprint = got;
+    ringHead_ += got;
+    return position;
+  }
+  if (toEnd < useful && free >= toEnd + useful) {
+    got = std::min(want, free - toEnd);
+    piece.footprint = toEnd + got;
+    ringHead_ += piece.footprint;
+    return 0;
+  }
+  got = 0;
+  return 0;
+}
+
+Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
+  TRN_TRY(error_);
+  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  if (offered == 0) return size_t{0};
+  if (headerPending_) {
+    TRN_TRY(postHeader());
+    if (headerPending_) return size_t{0};
+  }
+  TRN_TRY(ensureSendRing());
+  const auto* from = static_cast<const std::byte*>(src);
+  size_t taken = 0;
+  while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
+    size_t got = 0;
+    size_t offset = reserve(std::min(offered - taken, config_.pieceBytes), got);
+    if (got == 0) break;
+    std::memcpy(ring_.data() + offset, from + taken, got);
+    auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
+    Op& op = pieceOps_[index];
+    op.buffer = ring_.data() + offset;
+    op.bytes = got;
+    op.desc = ring_.desc();
+    op.address = config_.address;
+    op.tag = wireTag(false, config_.self, pieceSeq_);
+    pieces_[index].done = false;
+    ++pieceSeq_;
+    taken += got;
+    sendTaken_ += got;
+    TRN_TRY(endpoint_.post(op));
+  }
+  return taken;
+}
+
+Result<bool> Channel::sendDone() {
+  TRN_TRY(error_);
+  if (headerPending_ && sendTaken_ == sendBytes_) TRN_TRY(postHeader());
+  // Every taken byte was copied to the ring, so the source is free already; but with manual
+  // progress nothing leaves this rank unless it keeps polling, so done means completed.
+  return sendTaken_ == sendBytes_ && !headerPending_ && !sending();
+}
+
+bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ < pieceSeq_; }
+
+// ---- receiving ----
+
+Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {
+  Op& op = recvHeaderOps_[slot];
+  op.buffer = headerMemory(kSendHeaders + slot);
+  op.bytes = kHeaderBytes;
+  op.desc = headers_.desc();
+  op.address = FI_ADDR_UNSPEC;  // the tag names the sender
+  op.tag = wireTag(true, config_.peer, seq);
+  recvHeaderBytes_[slot] = kNotArrived;
+  return endpoint_.post(op);
+}
+
+Status Channel::postRecvData(uint32_t slot, uint64_t seq) {
+  Op& op = slotOps_[slot];
+  op.buffer = slots_.data() + size_t{slot} * config_.pieceBytes;
+  op.bytes = config_.pieceBytes;
+  op.desc = slots_.desc();
+  op.address = FI_ADDR_UNSPEC;
+  op.tag = wireTag(false, config_.peer, seq);
+  slotBytes_[slot] = kNotArrived;
+  return endpoint_.post(op);
+}
+
+Status Channel::ensureRecvSlots() {
+  if (slots_) return Status::ok();
+  Result<RegisteredBuffer> slots = RegisteredBuffer::allocate(
+      endpoint_.registrationDomain(), config_.recvSlots * config_.pieceBytes);
+  if (!slots) return slots.status();
+  slots_ = std::move(*slots);
+  for (uint32_t slot = 0; slot < config_.recvSlots; ++slot) {
+    TRN_TRY(postRecvData(slot, recvPieceSeq_ + slot));
+  }
+  return Status::ok();
+}
+
+Status Channel::beginRecv(uint64_t tag, size_t bytes) {
+  TRN_TRY(error_);
+  if (recvGot_ != recvBytes_) {
+    return Status(Code::kInvalidUsage,
+                  fmt::format("ofi: beginRecv from rank {} while {} bytes of the previous "
+                              "message were not received",
+                              config_.peer, recvBytes_ - recvGot_),
+                  config_.peer);
+  }
+  recvTag_ = tag;
+  recvBytes_ = bytes;
+  recvGot_ = 0;
+  headerChecked_ = bytes == 0;
+  if (bytes != 0) TRN_TRY(ensureRecvSlots());
+  return Status::ok();
+}
+
+Status Channel::checkHeader() {
+  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
+  size_t arrived = recvHeaderBytes_[slot];
+  if (arrived == kNotArrived) return Status::ok();
+  Header header;
+  std::memcpy(&header, headerMemory(kSendHeaders + slot), kHeaderBytes);
+  if (arrived != kHeaderBytes || header.magic != kHeaderMagic) {
+    return Status(Code::kInternalError,
+                  fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
+                              "(expected tag {:#x} and {} bytes)",
+                              config_.peer, arrived, header.magic, recvTag_, recvBytes_),
+                  config_.peer);
+  }
+  if (header.tag != recvTag_ || header.bytes != recvBytes_) {
+    return Status(Code::kInternalError,
+                  fmt::format("ofi: message from rank {} has tag {:#x} and {} bytes, expected "
+                              "tag {:#x} and {} bytes",
+                              config_.peer, header.tag, header.bytes, recvTag_, recvBytes_),
+                  config_.peer);
+  }
+  headerChecked_ = true;
+  ++recvHeaderSeq_;
+  return postRecvHeader(slot, recvHeaderSeq_ + kRecvHeaders - 1);
+}
+
+Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
+  TRN_TRY(error_);
+  if (!headerChecked_) {
+    TRN_TRY(checkHeader());
+    if (!headerChecked_) return size_t{0};
+  }
+  size_t handed = 0;
+  while (recvGot_ < recvBytes_ && handed < max) {
+    auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
+    size_t arrived = slotBytes_[slot];
+    if (arrived == kNotArrived) break;
+    if (slotConsumed_ == 0 && (arrived == 0 || arrived > recvBytes_ - recvGot_)) {
+      return Status(Code::kInternalError,
+                    fmt::format("ofi: piece of {} bytes from rank {} in message tag {:#x} of {} "
+                                "bytes, of which {} are left",
+                                arrived, config_.peer, recvTag_, recvBytes_, recvBytes_ - recvGot_),
+                    config_.peer);
+    }
+    size_t n = std::min(arrived - slotConsumed_, max - handed);
+    consume(recvGot_, slots_.data() + size_t{slot} * config_.pieceBytes + slotConsumed_, n);
+    slotConsumed_ += n;
+    recvGot_ += n;
+    handed += n;
+    if (slotConsumed_ == arrived) {
+      slotConsumed_ = 0;
+      ++recvPieceSeq_;
+      TRN_TRY(postRecvData(slot, recvPieceSeq_ + config_.recvSlots - 1));
+    }
+  }
+  return handed;
+}
+
+// ---- completions ----
+
+void Channel::complete(Op& op, size_t bytes) {
+  switch (op.kind) {
+    case OpKind::kSendHeader:
+      headerDone_[op.index] = true;
+      while (headersDone_ < headerSeq_ && headerDone_[headersDone_ % kSendHeaders]) {
+        headerDone_[headersDone_ % kSendHeaders] = false;
+        ++headersDone_;
+      }
+      break;
+    case OpKind::kSendData:
+      pieces_[op.index].done = true;
+      while (piecesDone_ < pieceSeq_ && pieces_[piecesDone_ % kMaxPieces].done) {
+        Piece& piece = pieces_[piecesDone_ % kMaxPieces];
+        ringTail_ += piece.footprint;
+        piece.done = false;
+        ++piecesDone_;
+      }
+      break;
+    case OpKind::kRecvHeader:
+      recvHeaderBytes_[op.index] = bytes;
+      break;
+    case OpKind::kRecvData:
+      slotBytes_[op.index] = bytes;
+      break;
+  }
+}
+
+void Channel::fail(Op&, Status status) {
+  if (error_) error_ = std::move(status);
+}
+
+}  // namespace trnccl::transport::ofi

@@ -1,0 +1,119 @@
+// One peer's half of an ofi endpoint: the send and receive state of one connection (wire.h
+// for the message format). Owned by the Endpoint, driven under its lock.
+//
+// Sending copies each offered piece into a bounce ring (sendRingBytes, allocated on first use)
+// and posts it with fi_tsend at once; sendSome() takes bytes while the ring has room, so a
+// sender can hand over a ring's worth before the peer receives anything. The source buffer is
+// never needed after sendSome() returns. Ring space frees as send completions arrive, in order.
+// sendDone() still waits for every completion of the connection: a provider with manual
+// progress moves bytes only while this rank polls, and the executor polls until sendDone().
+//
+// Receiving pre-posts kRecvHeaders header receives at setup and, from the first beginRecv()
+// of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
+// handed to the consumer in sequence order, straight out of the slot, and reposted for the
+// sequence `recvSlots` further on once consumed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "transports/ofi/buffer.h"
+#include "transports/ofi/endpoint.h"
+#include "transports/ofi/wire.h"
+#include "transports/transport.h"
+
+namespace trnccl::transport::ofi {
+
+struct ChannelConfig {
+  int self = -1;
+  int peer = -1;
+  fi_addr_t address = FI_ADDR_UNSPEC;
+  size_t pieceBytes = 0;     // largest data message, agreed by both ranks
+  size_t sendRingBytes = 0;  // at least pieceBytes
+  size_t recvSlots = 0;      // data receives posted ahead
+};
+
+class Channel {
+ public:
+  Channel(Endpoint& endpoint, ChannelConfig config);
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Allocates the header memory and posts the header receives.
+  Status start();
+
+  Status beginSend(uint64_t tag, size_t bytes);
+  Result<size_t> sendSome(const void* src, size_t bytes);
+  Result<bool> sendDone();
+  Status beginRecv(uint64_t tag, size_t bytes);
+  Result<size_t> recvSome(size_t max, const Consumer& consume);
+
+  // Completion of one of this channel's operations (called by Endpoint::progress).
+  void complete(Op& op, size_t bytes);
+  void fail(Op& op, Status status);
+
+  // Sends posted or queued whose completion has not arrived.
+  bool sending() const;
+  const Status& error() const { return error_; }
+  int peer() const { return config_.peer; }
+  size_t bufferBytes() const { return config_.sendRingBytes; }
+
+ private:
+  static constexpr uint32_t kSendHeaders = 16;
+  static constexpr uint32_t kRecvHeaders = 16;
+  static constexpr uint32_t kMaxPieces = 64;  // data sends in flight
+
+  struct Piece {
+    size_t footprint = 0;  // ring bytes this piece holds (its bytes plus any skipped tail)
+    bool done = false;
+  };
+
+  Status postHeader();
+  Status ensureSendRing();
+  // Reserves up to `want` contiguous ring bytes; returns the offset and sets `got` (0: no room).
+  size_t reserve(size_t want, size_t& got);
+  Status ensureRecvSlots();
+  Status postRecvHeader(uint32_t slot, uint64_t seq);
+  Status postRecvData(uint32_t slot, uint64_t seq);
+  Status checkHeader();
+  std::byte* headerMemory(uint32_t index) const;
+
+  Endpoint& endpoint_;
+  const ChannelConfig config_;
+  Status error_;
+  RegisteredBuffer headers_;  // kSendHeaders outgoing, then kRecvHeaders incoming
+
+  // Sending.
+  uint64_t sendTag_ = 0;
+  uint64_t sendBytes_ = 0;
+  uint64_t sendTaken_ = 0;
+  bool headerPending_ = false;
+  uint64_t headerSeq_ = 0;  // headers sent, ever
+  uint64_t headersDone_ = 0;
+  std::array<bool, kSendHeaders> headerDone_{};
+  std::array<Op, kSendHeaders> headerOps_{};
+  RegisteredBuffer ring_;
+  uint64_t ringHead_ = 0;  // bytes reserved, ever
+  uint64_t ringTail_ = 0;  // bytes freed, ever
+  uint64_t pieceSeq_ = 0;  // data pieces sent, ever
+  uint64_t piecesDone_ = 0;
+  std::array<Piece, kMaxPieces> pieces_{};
+  std::array<Op, kMaxPieces> pieceOps_{};
+
+  // Receiving.
+  uint64_t recvTag_ = 0;
+  uint64_t recvBytes_ = 0;
+  uint64_t recvGot_ = 0;
+  bool headerChecked_ = true;
+  uint64_t recvHeaderSeq_ = 0;  // next header expected
+  std::array<Op, kRecvHeaders> recvHeaderOps_{};
+  std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived
+  RegisteredBuffer slots_;
+  uint64_t recvPieceSeq_ = 0;  // next piece expected
+  size_t slotConsumed_ = 0;    // bytes of the current slot handed out
+  std::vector<Op> slotOps_;
+  std::vector<size_t> slotBytes_;  // SIZE_MAX: not arrived
+};
+
+}  // namespace trnccl::transport::ofi

@@ -1,0 +1,248 @@
+#include "transports/ofi/endpoint.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "transports/ofi/channel.h"
+#include "transports/ofi/waker.h"
+
+namespace trnccl::transport::ofi {
+namespace {
+
+constexpr size_t kCqBatch = 16;
+constexpr int kCqRounds = 8;  // batches per progress() call, so one call stays short
+constexpr size_t kMinCqEntries = 1024;
+constexpr int64_t kDefaultLingerMs = 2000;
+
+}  // namespace
+
+const char* opName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kSendHeader:
+      return "header send to";
+    case OpKind::kSendData:
+      return "data send to";
+    case OpKind::kRecvHeader:
+      return "header receive from";
+    case OpKind::kRecvData:
+      return "data receive from";
+  }
+  return "operation with";
+}
+
+Endpoint::Endpoint(InfoPtr info, int rank, Doorbell* bell)
+    : info_(std::move(info)), rank_(rank), bell_(bell) {}
+
+Result<std::shared_ptr<Endpoint>> Endpoint::open(InfoPtr info, int rank, Doorbell* bell) {
+  std::shared_ptr<Endpoint> endpoint(new Endpoint(std::move(info), rank, bell));
+  TRN_TRY(endpoint->openObjects());
+  return endpoint;
+}
+
+Status Endpoint::openObjects() {
+  fid_fabric* fabric = nullptr;
+  int rc = fi_fabric(info_->fabric_attr, &fabric, nullptr);
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_fabric", rc));
+  fabric_.reset(fabric);
+
+  fid_domain* domain = nullptr;
+  rc = fi_domain(fabric_.get(), info_.get(), &domain, nullptr);
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_domain", rc));
+  domain_.reset(domain);
+
+  // A descriptor to wait on if the provider offers one; else a plain polled queue.
+  fi_cq_attr cqAttr{};
+  cqAttr.format = FI_CQ_FORMAT_TAGGED;
+  cqAttr.size = std::max(kMinCqEntries, info_->rx_attr->size + info_->tx_attr->size);
+  cqAttr.wait_obj = env::getInt("TRNCCL_OFI_WAKER", 1) != 0 ? FI_WAIT_FD : FI_WAIT_NONE;
+  fid_cq* cq = nullptr;
+  rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
+  if (rc != 0 && cqAttr.wait_obj != FI_WAIT_NONE) {
+    TRN_INFO(kNet, "ofi: no file-descriptor wait object ({}); polling only",
+             fiError("fi_cq_open", rc));
+    cqAttr.wait_obj = FI_WAIT_NONE;
+    rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
+  }
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_cq_open", rc));
+  cq_.reset(cq);
+
+  fi_av_attr avAttr{};
+  avAttr.type = FI_AV_TABLE;
+  fid_av* av = nullptr;
+  rc = fi_av_open(domain_.get(), &avAttr, &av, nullptr);
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_av_open", rc));
+  av_.reset(av);
+
+  fid_ep* ep = nullptr;
+  rc = fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_endpoint", rc));
+  ep_.reset(ep);
+  rc = fi_ep_bind(ep_.get(), &av_->fid, 0);
+  if (rc != 0) return systemError("ofi: binding the address vector: {}", fiError("fi_ep_bind", rc));
+  rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV);
+  if (rc != 0) return systemError("ofi: binding the completion queue: {}", fiError("fi_ep_bind", rc));
+  rc = fi_enable(ep_.get());
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_enable", rc));
+
+  if (cqAttr.wait_obj == FI_WAIT_FD) {
+    int fd = -1;
+    rc = fi_control(&cq_->fid, FI_GETWAIT, &fd);
+    if (rc == 0 && fd >= 0) {
+      waker_ = std::make_unique<Waker>(fd, bell_, &cqReads_);
+    } else {
+      TRN_INFO(kNet, "ofi: no wait descriptor ({}); polling only", fiError("fi_control", rc));
+    }
+  }
+  return Status::ok();
+}
+
+Endpoint::~Endpoint() {
+  waker_.reset();  // before anything it watches closes
+  std::lock_guard lock(mutex_);
+  if (ep_) drain();
+}
+
+void Endpoint::drain() {
+  auto linger = std::chrono::milliseconds(env::getInt("TRNCCL_OFI_LINGER_MS", kDefaultLingerMs));
+  auto until = std::chrono::steady_clock::now() + linger;
+  auto busy = [&] {
+    return std::any_of(channels_.begin(), channels_.end(),
+                       [](const auto& c) { return c->sending() && c->error().isOk(); });
+  };
+  while (busy() && error_.isOk()) {
+    if (std::chrono::steady_clock::now() >= until) {
+      TRN_WARN(kNet, "ofi: rank {} closes with sends still in flight after {} ms", rank_,
+               linger.count());
+      return;
+    }
+    (void)progress();
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+Result<std::vector<std::byte>> Endpoint::name() const {
+  std::vector<std::byte> name(256);
+  size_t bytes = name.size();
+  int rc = fi_getname(&ep_->fid, name.data(), &bytes);
+  if (rc != 0) return systemError("ofi: {}", fiError("fi_getname", rc));
+  name.resize(bytes);
+  return name;
+}
+
+Result<fi_addr_t> Endpoint::insert(std::span<const std::byte> name, int peer) {
+  fi_addr_t address = FI_ADDR_UNSPEC;
+  int rc = fi_av_insert(av_.get(), name.data(), 1, &address, 0, nullptr);
+  if (rc != 1) {
+    return Status(Code::kSystemError,
+                  fmt::format("ofi: inserting rank {}'s address: {}", peer,
+                              rc < 0 ? fiError("fi_av_insert", rc) : "fi_av_insert took none"),
+                  peer);
+  }
+  return address;
+}
+
+Channel& Endpoint::adopt(std::unique_ptr<Channel> channel) {
+  channels_.push_back(std::move(channel));
+  return *channels_.back();
+}
+
+fid_domain* Endpoint::registrationDomain() const {
+  return (info_->domain_attr->mr_mode & FI_MR_LOCAL) ? domain_.get() : nullptr;
+}
+
+Result<bool> Endpoint::tryPost(Op& op) {
+  ssize_t rc = 0;
+  if (op.kind == OpKind::kSendHeader || op.kind == OpKind::kSendData) {
+    rc = fi_tsend(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, &op.context);
+  } else {
+    rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, 0, &op.context);
+  }
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) return false;
+  int peer = op.channel->peer();
+  return Status(Code::kRemoteError,
+                fmt::format("ofi: posting a {} rank {} ({} bytes): {}", opName(op.kind), peer,
+                            op.bytes,
+                            fiError(op.kind <= OpKind::kSendData ? "fi_tsend" : "fi_trecv", rc)),
+                peer);
+}
+
+Status Endpoint::post(Op& op) {
+  if (queued_.empty()) {
+    Result<bool> posted = tryPost(op);
+    if (!posted) return posted.status();
+    if (*posted) return Status::ok();
+  }
+  queued_.push_back(&op);
+  return Status::ok();
+}
+
+Status Endpoint::readError() {
+  fi_cq_err_entry entry{};
+  ssize_t rc = fi_cq_readerr(cq_.get(), &entry, 0);
+  if (rc == -FI_EAGAIN) return Status::ok();
+  if (rc < 0) {
+    error_ = systemError("ofi: rank {}: {}", rank_, fiError("fi_cq_readerr", rc));
+    return error_;
+  }
+  char detail[256] = "";
+  const char* provider =
+      fi_cq_strerror(cq_.get(), entry.prov_errno, entry.err_data, detail, sizeof(detail));
+  auto* op = static_cast<Op*>(entry.op_context);
+  std::string what =
+      fmt::format("{} ({}); provider: {}", fi_strerror(entry.err), entry.err,
+                  provider != nullptr ? provider : detail);
+  if (op == nullptr || op->channel == nullptr) {
+    error_ = Status(Code::kRemoteError, fmt::format("ofi: rank {}: completion error {}", rank_, what));
+    return error_;
+  }
+  int peer = op->channel->peer();
+  op->channel->fail(*op, Status(Code::kRemoteError,
+                                fmt::format("ofi: {} rank {} failed on rank {}: {}",
+                                            opName(op->kind), peer, rank_, what),
+                                peer));
+  return Status::ok();
+}
+
+Status Endpoint::progress() {
+  if (!error_) return error_;
+  bool completed = false;
+  fi_cq_tagged_entry entries[kCqBatch];
+  for (int round = 0; round < kCqRounds; ++round) {
+    ssize_t n = fi_cq_read(cq_.get(), entries, kCqBatch);
+    if (n == -FI_EAGAIN) break;
+    if (n == -FI_EAVAIL) {
+      TRN_TRY(readError());
+      completed = true;
+      continue;
+    }
+    if (n < 0) {
+      error_ = systemError("ofi: rank {}: {}", rank_, fiError("fi_cq_read", n));
+      return error_;
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      auto* op = static_cast<Op*>(entries[i].op_context);
+      op->channel->complete(*op, entries[i].len);
+    }
+    completed = true;
+    if (static_cast<size_t>(n) < kCqBatch) break;
+  }
+  cqReads_.fetch_add(1, std::memory_order_release);
+  while (!queued_.empty()) {
+    Op* op = queued_.front();
+    Result<bool> posted = tryPost(*op);
+    if (!posted) {
+      op->channel->fail(*op, posted.status());
+    } else if (!*posted) {
+      break;
+    }
+    queued_.pop_front();
+  }
+  if (completed) bell_->ring();
+  return Status::ok();
+}
+
+}  // namespace trnccl::transport::ofi

@@ -1,0 +1,109 @@
+// One rank's libfabric endpoint for one communicator: fabric, domain, completion queue,
+// address vector (FI_AV_TABLE) and an RDM endpoint, each owned by a unique_ptr (fid.h), plus
+// the per-peer channels (channel.h) whose operations complete on its queue.
+//
+// Progress: every call of a connection takes the endpoint's lock and runs progress(), which
+// reads the completion queue (driving a manual-progress provider), hands each completion to
+// its channel, retries operations the provider refused with -FI_EAGAIN (queued in order), and
+// rings the communicator's doorbell when anything completed. When the completion queue has a
+// file-descriptor wait object, a small thread (waker.h) rings the doorbell as soon as the
+// descriptor turns readable, so an executor sleeping on the doorbell wakes for arriving data
+// instead of at its 5 ms poll bound; the thread never calls into libfabric.
+//
+// Destruction: lingers (TRNCCL_OFI_LINGER_MS, default 2000) while sends are still in flight so
+// the peers get the last bytes, then closes the endpoint, address vector, completion queue,
+// the channels' registered buffers, the domain and the fabric, in that order.
+#pragma once
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_tagged.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+#include "common/wait.h"
+#include "transports/ofi/fid.h"
+
+namespace trnccl::transport::ofi {
+
+class Channel;
+class Waker;
+
+enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
+const char* opName(OpKind kind);
+
+// One posted (or queued) operation. Lives at a stable address in its channel for as long as
+// the provider may use it.
+struct Op {
+  fi_context2 context{};  // first: the provider's scratch space (FI_CONTEXT2); a completion's
+                          // op_context points here, hence at the Op
+  Channel* channel = nullptr;
+  OpKind kind = OpKind::kSendData;
+  uint32_t index = 0;  // slot within the channel
+  void* buffer = nullptr;
+  size_t bytes = 0;
+  void* desc = nullptr;
+  fi_addr_t address = FI_ADDR_UNSPEC;
+  uint64_t tag = 0;
+};
+
+class Endpoint {
+ public:
+  // Opens everything for `info` (fi_dupinfo'd, owned from here on).
+  static Result<std::shared_ptr<Endpoint>> open(InfoPtr info, int rank, Doorbell* bell);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // This endpoint's address (fi_getname).
+  Result<std::vector<std::byte>> name() const;
+  // Inserts a peer's address; returns its fi_addr_t.
+  Result<fi_addr_t> insert(std::span<const std::byte> name, int peer);
+  // Takes ownership of a channel; it lives until the endpoint closes.
+  Channel& adopt(std::unique_ptr<Channel> channel);
+
+  // Posts `op` now, or queues it behind operations refused with -FI_EAGAIN.
+  Status post(Op& op);
+  // Reads completions, retries queued operations; an error concerns the whole endpoint.
+  Status progress();
+
+  std::mutex& mutex() { return mutex_; }
+  const fi_info& info() const { return *info_; }
+  int rank() const { return rank_; }
+  // Domain to register buffers with, null when the provider does not need registration.
+  fid_domain* registrationDomain() const;
+  size_t maxMessageBytes() const { return info_->ep_attr->max_msg_size; }
+  bool hasWaker() const { return waker_ != nullptr; }
+
+ private:
+  Endpoint(InfoPtr info, int rank, Doorbell* bell);
+  Status openObjects();
+  Result<bool> tryPost(Op& op);
+  Status readError();
+  void drain();
+
+  InfoPtr info_;
+  int rank_;
+  Doorbell* bell_;
+  std::mutex mutex_;
+  std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
+  Status error_;
+  std::deque<Op*> queued_;
+
+  // Destroyed in reverse: waker, endpoint, address vector, completion queue, channels (their
+  // registrations), domain, fabric.
+  FabricPtr fabric_{nullptr, {"fabric"}};
+  DomainPtr domain_{nullptr, {"domain"}};
+  std::vector<std::unique_ptr<Channel>> channels_;
+  CqPtr cq_{nullptr, {"completion queue"}};
+  AvPtr av_{nullptr, {"address vector"}};
+  EpPtr ep_{nullptr, {"endpoint"}};
+  std::unique_ptr<Waker> waker_;
+};
+
+}  // namespace trnccl::transport::ofi

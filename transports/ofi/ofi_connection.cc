@@ -1,0 +1,41 @@
+#include "transports/ofi/ofi_connection.h"
+
+#include <mutex>
+
+namespace trnccl::transport::ofi {
+
+Status OfiConnection::beginSend(uint64_t tag, size_t bytes) {
+  std::lock_guard lock(endpoint_->mutex());
+  return channel_.beginSend(tag, bytes);
+}
+
+Result<size_t> OfiConnection::sendSome(const void* src, size_t bytes) {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());  // completions first: they free ring room
+  return channel_.sendSome(src, bytes);
+}
+
+Result<bool> OfiConnection::sendDone() {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());
+  return channel_.sendDone();
+}
+
+Status OfiConnection::beginRecv(uint64_t tag, size_t bytes) {
+  std::lock_guard lock(endpoint_->mutex());
+  return channel_.beginRecv(tag, bytes);
+}
+
+Result<size_t> OfiConnection::recvSome(size_t max, const Consumer& consume) {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());
+  return channel_.recvSome(max, consume);
+}
+
+Status OfiConnection::checkPeer() {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());
+  return channel_.error();
+}
+
+}  // namespace trnccl::transport::ofi

@@ -1,0 +1,34 @@
+// A connection over libfabric: a handle on one Channel of a shared Endpoint. Every call takes
+// the endpoint's lock and drives its completion queue first (endpoint.h), so any connection's
+// polling moves every connection's data of that rank.
+#pragma once
+
+#include <memory>
+
+#include "transports/ofi/channel.h"
+#include "transports/ofi/endpoint.h"
+#include "transports/transport.h"
+
+namespace trnccl::transport::ofi {
+
+class OfiConnection final : public Connection {
+ public:
+  OfiConnection(std::shared_ptr<Endpoint> endpoint, Channel& channel)
+      : endpoint_(std::move(endpoint)), channel_(channel) {}
+
+  Status beginSend(uint64_t tag, size_t bytes) override;
+  Result<size_t> sendSome(const void* src, size_t bytes) override;
+  Result<bool> sendDone() override;
+  Status beginRecv(uint64_t tag, size_t bytes) override;
+  Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  size_t bufferBytes() const override { return channel_.bufferBytes(); }
+  Status checkPeer() override;
+  int peer() const override { return channel_.peer(); }
+  const char* transportName() const override { return "ofi"; }
+
+ private:
+  std::shared_ptr<Endpoint> endpoint_;
+  Channel& channel_;  // owned by endpoint_
+};
+
+}  // namespace trnccl::transport::ofi

@@ -1,0 +1,213 @@
+#include "transports/ofi/ofi_transport.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "transports/ofi/channel.h"
+#include "transports/ofi/endpoint.h"
+#include "transports/ofi/ofi_connection.h"
+#include "transports/ofi/provider.h"
+#include "transports/ofi/wire.h"
+
+namespace trnccl::transport::ofi {
+namespace {
+
+constexpr int64_t kDefaultPieceBytes = 1 << 20;
+constexpr int64_t kDefaultBufferBytes = 4 << 20;
+constexpr size_t kMinPieceBytes = 4096;
+constexpr size_t kMinRecvSlots = 2;
+
+// What each rank tells the others: whether it is ready, and its endpoint's name.
+struct NameBlob {
+  int32_t ok = 0;
+  uint32_t nameBytes = 0;
+  uint64_t pieceBytes = 0;
+  std::array<char, 240> name{};
+};
+static_assert(sizeof(NameBlob) == 256);
+
+template <typename T>
+Result<std::vector<T>> exchange(SetupContext& ctx, const T& mine) {
+  Result<std::vector<std::byte>> all =
+      ctx.oob->allGather(std::as_bytes(std::span<const T>(&mine, 1)));
+  if (!all) return all.status();
+  if (all->size() != sizeof(T) * static_cast<size_t>(ctx.nranks)) {
+    return internalError("ofi: oob allGather returned {} bytes, expected {} x {}", all->size(),
+                         ctx.nranks, sizeof(T));
+  }
+  std::vector<T> out(static_cast<size_t>(ctx.nranks));
+  std::memcpy(out.data(), all->data(), all->size());
+  return out;
+}
+
+// This rank's error if it had one, else one naming the first rank that failed.
+Status firstFailure(const Status& local, const std::vector<int32_t>& ok, const char* step) {
+  if (!local) return local;
+  for (size_t r = 0; r < ok.size(); ++r) {
+    if (!ok[r]) {
+      int rank = static_cast<int>(r);
+      return Status(Code::kRemoteError,
+                    fmt::format("ofi: rank {} failed to {}; see its error", rank, step), rank);
+    }
+  }
+  return Status::ok();
+}
+
+size_t envBytes(const char* name, int64_t fallback) {
+  int64_t value = env::getInt(name, fallback);
+  if (value <= 0) {
+    TRN_WARN(kNet, "ofi: {}={} is not positive; using {}", name, value, fallback);
+    value = fallback;
+  }
+  return static_cast<size_t>(value);
+}
+
+class Setup {
+ public:
+  Setup(SetupContext& ctx, const std::vector<int>& peers) : ctx_(ctx), peers_(peers) {}
+  Result<std::vector<std::unique_ptr<Connection>>> run();
+
+ private:
+  Status validate() const;
+  Status open();
+  Status connectPeers(const std::vector<NameBlob>& blobs);
+  bool singleHost() const;
+
+  SetupContext& ctx_;
+  const std::vector<int>& peers_;
+  std::shared_ptr<Endpoint> endpoint_;
+  std::vector<Channel*> channels_;  // indexed like peers_
+  size_t pieceBytes_ = 0;
+};
+
+Status Setup::validate() const {
+  if (ctx_.bell == nullptr || ctx_.peers.size() != static_cast<size_t>(ctx_.nranks)) {
+    return invalidArgument("ofi: setup context without a doorbell or with {} peers for {} ranks",
+                           ctx_.peers.size(), ctx_.nranks);
+  }
+  if (ctx_.nranks > kMaxRanks) {
+    return invalidArgument("ofi: {} ranks; the tag layout allows {}", ctx_.nranks, kMaxRanks);
+  }
+  std::set<int> seen;
+  for (int peer : peers_) {
+    if (peer < 0 || peer >= ctx_.nranks || peer == ctx_.rank || !seen.insert(peer).second) {
+      return invalidArgument("ofi: rank {} cannot connect to rank {} (of {}, duplicate or self?)",
+                             ctx_.rank, peer, ctx_.nranks);
+    }
+  }
+  return Status::ok();
+}
+
+bool Setup::singleHost() const {
+  const PeerInfo& self = ctx_.peers[static_cast<size_t>(ctx_.rank)];
+  return std::all_of(ctx_.peers.begin(), ctx_.peers.end(), [&](const PeerInfo& p) {
+    return p.hostHash == self.hostHash && p.bootId == self.bootId;
+  });
+}
+
+Status Setup::open() {
+  if (peers_.empty()) return Status::ok();
+  Result<InfoPtr> info = chooseProvider(singleHost());
+  if (!info) return info.status();
+  std::string description = describe(**info);
+  size_t maxMessage = (*info)->ep_attr->max_msg_size;
+  Result<std::shared_ptr<Endpoint>> endpoint =
+      Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell);
+  if (!endpoint) return endpoint.status();
+  endpoint_ = std::move(*endpoint);
+  pieceBytes_ = std::min(envBytes("TRNCCL_OFI_PIECE_BYTES", kDefaultPieceBytes), maxMessage);
+  pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
+  TRN_INFO(kNet, "ofi: rank {} opened {} ({}waker) for {} peers", ctx_.rank, description,
+           endpoint_->hasWaker() ? "" : "no ", peers_.size());
+  return Status::ok();
+}
+
+Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
+  size_t buffer = envBytes("TRNCCL_OFI_BUFFER_BYTES", kDefaultBufferBytes);
+  for (int peer : peers_) {
+    const NameBlob& blob = blobs[static_cast<size_t>(peer)];
+    if (blob.nameBytes == 0 || blob.nameBytes > blob.name.size() || blob.pieceBytes == 0) {
+      return Status(Code::kInternalError,
+                    fmt::format("ofi: rank {} sent no endpoint name (were transports chosen "
+                                "asymmetrically?)",
+                                peer),
+                    peer);
+    }
+    Result<fi_addr_t> address = endpoint_->insert(
+        std::as_bytes(std::span<const char>(blob.name.data(), blob.nameBytes)), peer);
+    if (!address) return address.status();
+    ChannelConfig config;
+    config.self = ctx_.rank;
+    config.peer = peer;
+    config.address = *address;
+    config.pieceBytes = std::min<size_t>(pieceBytes_, blob.pieceBytes);
+    config.sendRingBytes = std::max(buffer, config.pieceBytes);
+    config.recvSlots = std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
+    Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
+    std::lock_guard lock(endpoint_->mutex());
+    TRN_TRY(channel.start());
+    channels_.push_back(&channel);
+  }
+  return Status::ok();
+}
+
+Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
+  if (ctx_.oob == nullptr) return invalidArgument("ofi: setup context without an oob channel");
+  Status local = validate();
+  if (local) local = open();
+  NameBlob mine;
+  if (local && endpoint_) {
+    Result<std::vector<std::byte>> name = endpoint_->name();
+    if (!name) {
+      local = name.status();
+    } else if (name->size() > mine.name.size()) {
+      local = internalError("ofi: endpoint name of {} bytes exceeds {}", name->size(),
+                            mine.name.size());
+    } else {
+      std::memcpy(mine.name.data(), name->data(), name->size());
+      mine.nameBytes = static_cast<uint32_t>(name->size());
+      mine.pieceBytes = pieceBytes_;
+    }
+  }
+  mine.ok = local.isOk();
+  Result<std::vector<NameBlob>> blobs = exchange(ctx_, mine);
+  if (!blobs) return blobs.status();
+  std::vector<int32_t> ok;
+  for (const NameBlob& blob : *blobs) ok.push_back(blob.ok);
+  TRN_TRY(firstFailure(local, ok, "open its libfabric endpoint"));
+
+  if (endpoint_) local = connectPeers(*blobs);
+  Result<std::vector<int32_t>> connected = exchange(ctx_, int32_t{local.isOk()});
+  if (!connected) return connected.status();
+  TRN_TRY(firstFailure(local, *connected, "connect its libfabric peers"));
+
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (Channel* channel : channels_) {
+    connections.push_back(std::make_unique<OfiConnection>(endpoint_, *channel));
+  }
+  return connections;
+}
+
+class OfiTransport final : public Transport {
+ public:
+  const char* name() const override { return "ofi"; }
+  bool canConnect(const PeerInfo&, const PeerInfo&) const override {
+    return providerList().isOk();
+  }
+  Result<std::vector<std::unique_ptr<Connection>>> connect(
+      SetupContext& ctx, const std::vector<int>& peerRanks) override {
+    return Setup(ctx, peerRanks).run();
+  }
+};
+
+}  // namespace
+}  // namespace trnccl::transport::ofi
+
+namespace trnccl::transport {
+
+std::unique_ptr<Transport> makeOfiTransport() { return std::make_unique<ofi::OfiTransport>(); }
+
+}  // namespace trnccl::transport

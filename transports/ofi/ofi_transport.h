@@ -1,0 +1,32 @@
+// The libfabric transport: reaches peers through any provider offering reliable datagram
+// endpoints with tagged messages (efa on AWS, tcp through ofi_rxm, shm, ...). provider.h says
+// which provider and domain it opens, endpoint.h how one rank's endpoint progresses, wire.h
+// what goes on the wire, channel.h how one peer's bytes are buffered.
+//
+// Setup (collective, like every transport's): each rank with ofi peers opens an endpoint,
+// all ranks exchange endpoint names over the bootstrap (a fixed 256-byte blob each, empty for
+// ranks without ofi peers), insert their peers' names into the address vector, post their
+// header receives, and agree that every rank succeeded before any data moves.
+//
+// Environment (besides provider.h's):
+//   TRNCCL_OFI_PIECE_BYTES  largest data message (default 1 MiB; capped by the provider's
+//                           max_msg_size; a pair uses the smaller of its two ranks' values).
+//   TRNCCL_OFI_BUFFER_BYTES bounce ring per peer for sending, what bufferBytes() reports, and
+//                           the receive slots posted ahead per peer (default 4 MiB each,
+//                           allocated on first use).
+//   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
+//   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
+//
+// On a single host, libfabric's tcp provider lists every interface; trnccl prefers the
+// loopback entry when all ranks share the host (provider.h). FI_TCP_IFACE=lo pins it too.
+#pragma once
+
+#include <memory>
+
+#include "transports/transport.h"
+
+namespace trnccl::transport {
+
+std::unique_ptr<Transport> makeOfiTransport();
+
+}  // namespace trnccl::transport

@@ -1,0 +1,155 @@
+#include "transports/ofi/provider.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "common/env.h"
+#include "common/log.h"
+
+namespace trnccl::transport::ofi {
+namespace {
+
+constexpr uint32_t kApiVersion = FI_VERSION(1, 14);
+constexpr const char* kPreferred[] = {"efa", "tcp;ofi_rxm"};
+
+struct Cache {
+  std::mutex mutex;
+  bool valid = false;
+  std::string key;
+  std::shared_ptr<const fi_info> list;
+  Status error;
+};
+
+Cache& cache() {
+  static Cache* instance = new Cache();  // never destroyed: used from other static destructors
+  return *instance;
+}
+
+std::string environmentKey() {
+  return env::getString("TRNCCL_OFI_PROVIDER", "") + "|" + env::getString("TRNCCL_OFI_DOMAIN", "") +
+         "|" + env::getString("FI_PROVIDER", "");
+}
+
+Result<std::shared_ptr<const fi_info>> query() {
+  InfoPtr hints(fi_allocinfo());
+  if (!hints) return Status(Code::kSystemError, "ofi: fi_allocinfo failed");
+  hints->caps = FI_TAGGED | FI_MSG;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  std::string provider = env::getString("TRNCCL_OFI_PROVIDER", "");
+  if (!provider.empty()) hints->fabric_attr->prov_name = ::strdup(provider.c_str());
+
+  fi_info* raw = nullptr;
+  int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &raw);
+  InfoPtr list(raw);
+  if (rc != 0) {
+    return Status(Code::kSystemError,
+                  fmt::format("ofi: no RDM tagged provider{}{}: {}",
+                              provider.empty() ? "" : " named ", provider,
+                              fiError("fi_getinfo", rc)));
+  }
+  std::string domain = env::getString("TRNCCL_OFI_DOMAIN", "");
+  if (!domain.empty()) {
+    // Keep only the entries of that domain, in order.
+    InfoPtr kept;
+    fi_info* last = nullptr;
+    for (fi_info* info = list.get(); info != nullptr; info = info->next) {
+      if (info->domain_attr->name == nullptr || domain != info->domain_attr->name) continue;
+      fi_info* copy = fi_dupinfo(info);
+      if (copy == nullptr) return Status(Code::kSystemError, "ofi: fi_dupinfo failed");
+      if (last == nullptr) {
+        kept.reset(copy);
+      } else {
+        last->next = copy;
+      }
+      last = copy;
+    }
+    if (!kept) {
+      return Status(Code::kSystemError,
+                    fmt::format("ofi: no provider entry has domain '{}' (TRNCCL_OFI_DOMAIN)", domain));
+    }
+    list = std::move(kept);
+  }
+  return std::shared_ptr<const fi_info>(list.release(), InfoDeleter());
+}
+
+bool isLoopback(const fi_info& info) {
+  if (info.src_addr == nullptr) return false;
+  const auto* sa = static_cast<const sockaddr*>(info.src_addr);
+  if (sa->sa_family == AF_INET && info.src_addrlen >= sizeof(sockaddr_in)) {
+    uint32_t address = ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr);
+    return (address >> 24) == 127;
+  }
+  if (sa->sa_family == AF_INET6 && info.src_addrlen >= sizeof(sockaddr_in6)) {
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
+  }
+  return false;
+}
+
+const char* providerName(const fi_info& info) {
+  return info.fabric_attr && info.fabric_attr->prov_name ? info.fabric_attr->prov_name : "?";
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const fi_info>> providerList() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  std::string key = environmentKey();
+  if (!c.valid || c.key != key) {
+    Result<std::shared_ptr<const fi_info>> list = query();
+    c.valid = true;
+    c.key = key;
+    c.list = list ? *list : nullptr;
+    c.error = list.status();
+    if (list) {
+      TRN_INFO(kNet, "ofi: provider candidates: first {}", describe(*c.list));
+    } else {
+      TRN_INFO(kNet, "{}", c.error.message());
+    }
+  }
+  if (!c.error) return c.error;
+  return c.list;
+}
+
+Result<InfoPtr> chooseProvider(bool singleHost) {
+  Result<std::shared_ptr<const fi_info>> list = providerList();
+  if (!list) return list.status();
+  const fi_info* chosen = nullptr;
+  for (const char* name : kPreferred) {
+    for (const fi_info* info = list->get(); info != nullptr && chosen == nullptr;
+         info = info->next) {
+      if (std::strcmp(providerName(*info), name) == 0) chosen = info;
+    }
+    if (chosen != nullptr) break;
+  }
+  if (chosen == nullptr) chosen = list->get();
+  if (singleHost && !isLoopback(*chosen)) {
+    for (const fi_info* info = list->get(); info != nullptr; info = info->next) {
+      if (std::strcmp(providerName(*info), providerName(*chosen)) == 0 && isLoopback(*info)) {
+        chosen = info;
+        break;
+      }
+    }
+  }
+  InfoPtr copy(fi_dupinfo(chosen));
+  if (!copy) return Status(Code::kSystemError, "ofi: fi_dupinfo failed");
+  return copy;
+}
+
+std::string describe(const fi_info& info) {
+  const char* domain = info.domain_attr && info.domain_attr->name ? info.domain_attr->name : "?";
+  const char* fabric = info.fabric_attr && info.fabric_attr->name ? info.fabric_attr->name : "?";
+  return fmt::format("{}, domain {}, fabric {}, max message {}, mr_mode {:#x}, progress {}/{}",
+                     providerName(info), domain, fabric, info.ep_attr->max_msg_size,
+                     static_cast<unsigned>(info.domain_attr->mr_mode),
+                     static_cast<int>(info.domain_attr->control_progress),
+                     static_cast<int>(info.domain_attr->data_progress));
+}
+
+}  // namespace trnccl::transport::ofi
