@@ -199,6 +199,14 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
         ctx, peers,
         [&](bool& progressed) {
           for (auto& run : runs) TRN_TRY(run->poll(progressed));
+          // Keep driving earlier sends too: with manual progress (libfabric) their bytes leave
+          // this rank only while we poll the connection, and the current steps may use other
+          // connections (shm) whose peers wait, through the ring, for exactly those bytes.
+          for (auto it = unfinished.begin(); it != unfinished.end();) {
+            Result<bool> d = (*it)->sendDone();
+            if (!d) return d.status();
+            it = *d ? unfinished.erase(it) : it + 1;
+          }
           return Status::ok();
         },
         [&] {

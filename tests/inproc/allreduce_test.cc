@@ -2,6 +2,7 @@
 // out of place, against an independent reference; every rank bitwise identical to rank 0.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -108,6 +109,45 @@ std::vector<Case> matrix() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, AllReduce, ::testing::ValuesIn(matrix()), caseName);
+
+// Regression: shm within emulated instances of 2 ranks, the network transport (ofi when built,
+// with manual data progress) across them. A rank's ofi send must keep moving while its next
+// ring step waits on its shm peer; the executor used to poll only the current step's
+// connections, so the 1-byte ring (only block 0 non-empty) hung until the timeout.
+TEST(AllReduceMixedTransports, RingCompletesWhenLaterStepsUseOtherConnections) {
+  constexpr int n = 8;
+  setenv("TRNCCL_EMU_RANKS_PER_NODE", "2", 1);
+  setenv("TRNCCL_TIMEOUT_MS", "10000", 1);
+  setenv("TRNCCL_ALGO", "ring", 1);
+  {
+    Ranks ranks(n);
+    unsetenv("TRNCCL_EMU_RANKS_PER_NODE");
+    unsetenv("TRNCCL_TIMEOUT_MS");
+    for (size_t count : {size_t{1}, size_t{7}, size_t{4096 + 3}}) {
+      const Case c{n, trncclInt8, trncclSum, count, false};
+      std::vector<std::vector<unsigned char>> out(n, std::vector<unsigned char>(count));
+      ranks.run([&](int r) {
+        std::vector<unsigned char> in(count);
+        for (size_t i = 0; i < count; ++i) encode(c.type, inputValue(c.op, r, i), in.data() + i);
+        void *send = nullptr, *recv = nullptr;
+        ASSERT_EQ(trnrtMalloc(&send, count), trnrtSuccess);
+        ASSERT_EQ(trnrtMalloc(&recv, count), trnrtSuccess);
+        ASSERT_EQ(trnrtMemcpy(send, in.data(), count, trnrtMemcpyHostToDevice), trnrtSuccess);
+        ASSERT_EQ(trncclAllReduce(send, recv, count, c.type, c.op, ranks.comm(r), ranks.stream(r)),
+                  trncclSuccess)
+            << trncclGetLastError(ranks.comm(r));
+        EXPECT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess)
+            << "count " << count << ": " << trnrtGetLastErrorMessage();
+        ASSERT_EQ(trnrtMemcpy(out[r].data(), recv, count, trnrtMemcpyDeviceToHost), trnrtSuccess);
+        trnrtFree(send);
+        trnrtFree(recv);
+      });
+      EXPECT_EQ(countWrong(c, out[0]), 0u) << "count " << count;
+      for (int r = 1; r < n; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r << ", count " << count;
+    }
+  }
+  unsetenv("TRNCCL_ALGO");
+}
 
 }  // namespace
 }  // namespace trnccl::testing
