@@ -1,11 +1,15 @@
 # Thin wrapper: install missing Debian packages, configure with the CMake preset, build, run.
 #   make demo   all_reduce_perf on 4 ranks of the default emulated topology (trn1.32xlarge)
 #   make test   the whole suite through CTest
+#   make fault       the fault tests only (real processes killed, stopped, flooded; label fault)
+#   make asan-test   unit + in-process suites under ASan+UBSan (build-asan; not part of `test`)
+#   make tsan-test   the same under ThreadSanitizer (build-tsan)
+#   make fuzz        every libFuzzer target for TRNCCL_FUZZ_SECONDS (60) each (build-fuzz, clang)
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CTEST_J ?= 2
 
-.PHONY: all deps configure build demo test clean
+.PHONY: all deps configure build demo test fault asan-test tsan-test fuzz clean
 
 all: build
 
@@ -23,6 +27,26 @@ demo: build
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) --timeout 600
+
+fault: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) -L fault
+
+# Sanitizer runs: halt on the first report so a finding fails its test.
+asan-test: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build-asan -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --preset asan -j$(CTEST_J)
+
+tsan-test: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build build-tsan -j$(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j$(CTEST_J)
+
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build build-fuzz -j$(JOBS) --target trnccl_fuzzers
+	ctest --preset fuzz -j$(CTEST_J)
 
 clean:
 	rm -rf $(BUILD)

@@ -31,12 +31,14 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
 }
 
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
-                       const std::string& what, bool collective) {
+                       const std::string& what, bool collective,
+                       std::optional<comm::check::Fingerprint> check) {
   uint64_t seq = comm.beginTask(collective);
   std::string label = collective ? fmt::format("{} #{} ({})", what, seq, s.algorithm) : what;
   auto* c = &comm;
-  auto task = [c, s = std::move(s), seq, label]() {
-    Status st = c->run(s, seq, label);
+  auto task = [c, s = std::move(s), seq, label, check]() {
+    Status st = check ? comm::check::verify(*c, *check, seq, label) : Status::ok();
+    if (st) st = c->run(s, seq, label);
     c->endTask();
     return st;
   };
@@ -44,7 +46,8 @@ Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStre
   // calling thread has selected: one thread may drive communicators on several devices.
   int callerDevice = device::currentDevice();
   if (stream == nullptr) trnrtSetDevice(comm.device());
-  Status st = device::enqueue(stream, std::move(task));
+  // A task skipped because the stream already failed still ends: destroy waits for it.
+  Status st = device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
   if (stream == nullptr) trnrtSetDevice(callerDevice);
   if (!st) comm.endTask();
   return st;
@@ -80,7 +83,9 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
            args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
            static_cast<void*>(stream));
-  return enqueueSchedule(comm, std::move(*sched), stream, what, true);
+  std::optional<comm::check::Fingerprint> check;
+  if (comm::check::enabled()) check = comm::check::make(args, sched->algorithm);
+  return enqueueSchedule(comm, std::move(*sched), stream, what, true, check);
 }
 
 trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,

@@ -1,8 +1,11 @@
 // The front door's shared path: validate the common arguments, plan, enqueue on the stream.
 #pragma once
 
+#include <optional>
+
 #include "algorithms/algorithm.h"
 #include "api/handle.h"
+#include "comm/check.h"
 #include "schedule/schedule.h"
 
 namespace trnccl::api {
@@ -19,8 +22,10 @@ trncclResult_t enqueue(const char* what, trncclComm_t comm, algorithms::CollArgs
                        trnrtStream_t stream);
 
 // Enqueues a built schedule as one task of `comm` (no group handling).
+// With `check` (TRNCCL_CHECK), ranks first compare fingerprints (comm/check.h).
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
-                       const std::string& what, bool collective);
+                       const std::string& what, bool collective,
+                       std::optional<comm::check::Fingerprint> check = std::nullopt);
 // Plans and enqueues a collective now (no group handling).
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
                   trnrtStream_t stream);

@@ -4,7 +4,13 @@
 // kept and returned by every later call.
 #include "comm/bootstrap.h"
 
+#include <sys/socket.h>
+
+#include <array>
 #include <boost/asio/ip/address.hpp>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
 
 #include "comm/bootstrap_wire.h"
 #include "comm/socket.h"
@@ -36,6 +42,7 @@ struct Bootstrap::Impl {
   std::chrono::milliseconds timeout{kDefaultTimeout};
   bool ready = false;  // checked in and got the table
   Status broken;       // the first fatal error
+  std::mutex opMu;     // held by exchanges; checkRoot() only peeks when it is free
 
   OpContext op(Deadline deadline, std::string what) const {
     return {deadline, Clock::now(),
@@ -88,16 +95,8 @@ Status Bootstrap::Impl::receiveTable(const OpContext& op) {
   if (!h) return h.status();
   std::vector<std::byte> table(h->length);
   TRN_TRY(socket.read(table.data(), table.size(), op));
-  if (table.size() < header) return Status(Code::kRemoteError, "bootstrap: truncated rank table");
-  uint64_t offset = header;
-  infos.resize(nranks);
-  for (int r = 0; r < nranks; ++r) {
-    uint64_t len = wire::getU64(table.data() + 8 * r);
-    if (len > wire::kMaxInfoBytes || len > table.size() - offset) {
-      return Status(Code::kRemoteError, "bootstrap: malformed rank table from the root");
-    }
-    infos[r].assign(table.begin() + offset, table.begin() + offset + len);
-    offset += len;
+  if (!wire::parseTable(table.data(), table.size(), nranks, infos)) {
+    return Status(Code::kRemoteError, "bootstrap: malformed rank table from the root");
   }
   return Status::ok();
 }
@@ -149,6 +148,7 @@ int Bootstrap::nranks() const { return impl_->nranks; }
 const std::vector<std::vector<std::byte>>& Bootstrap::infos() const { return impl_->infos; }
 
 Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> mine) {
+  std::lock_guard<std::mutex> lock(impl_->opMu);
   if (impl_->socket.aborted()) return Status(Code::kInvalidUsage, "bootstrap: used after abort()");
   if (!impl_->broken.isOk()) return impl_->broken;
   if (mine.size() > wire::kMaxGatherBytes) {
@@ -176,6 +176,36 @@ Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> m
 Status Bootstrap::barrier() { return allGather({}).status(); }
 
 void Bootstrap::setTimeout(std::chrono::milliseconds timeout) { impl_->timeout = timeout; }
+
+Status Bootstrap::checkRoot() {
+  std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
+  if (!lock.owns_lock()) return Status::ok();  // an exchange runs: it reports failures itself
+  if (!impl_->broken.isOk()) return impl_->broken;
+  int fd = impl_->socket.fd();
+  if (fd < 0 || impl_->socket.aborted()) return Status::ok();  // abort is reported elsewhere
+  std::array<std::byte, wire::kHeaderBytes + wire::kMaxErrorBytes> buf;
+  ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::ok();
+    return impl_->fail(Status(Code::kRemoteError,
+                              fmt::format("bootstrap: connection to the root {} failed: {}",
+                                          impl_->root, std::strerror(errno))));
+  }
+  if (n == 0) {
+    return impl_->fail(Status(Code::kRemoteError,
+                              fmt::format("bootstrap: the root {} closed the connection (the "
+                                          "process hosting it, usually rank 0's, exited)",
+                                          impl_->root)));
+  }
+  if (static_cast<size_t>(n) < wire::kHeaderBytes) return Status::ok();  // rest in flight
+  wire::HeaderBytes bytes;
+  std::memcpy(bytes.data(), buf.data(), bytes.size());
+  wire::Header h = wire::decode(bytes);
+  if (h.protoMagic != wire::kProtoMagic || h.type != wire::Type::kError) return Status::ok();
+  size_t text = std::min<size_t>({h.length, wire::kMaxErrorBytes, n - wire::kHeaderBytes});
+  std::string message(reinterpret_cast<const char*>(buf.data() + wire::kHeaderBytes), text);
+  return impl_->fail(Status(codeFromWire(h.arg), message, h.rank));
+}
 
 void Bootstrap::abort() { impl_->socket.abort(); }
 

@@ -64,6 +64,10 @@ class Bootstrap : public transport::OobChannel {
   Result<std::vector<std::byte>> allGather(std::span<const std::byte> mine) override;
   Status barrier() override;
   void setTimeout(std::chrono::milliseconds timeout);
+  // Non-blocking, any thread: an error once the root has failed the communicator (it sent an
+  // error frame: a rank disconnected or died) or the root itself is gone. Between exchanges
+  // the root sends nothing else, so a peek at the socket is enough. OK while an exchange runs.
+  Status checkRoot();
   // Unblocks any wait of this bootstrap from another thread; later calls fail.
   void abort();
 

@@ -15,7 +15,9 @@ namespace trnccl::comm {
 namespace {
 
 struct RootThread {
-  std::unique_ptr<RootService> service;
+  // The thread owns the service and frees it (its io_context's descriptors) as soon as it is
+  // done serving; the registry only needs it to stop() one still running.
+  std::weak_ptr<RootService> service;
   std::thread thread;
   std::shared_ptr<std::atomic<bool>> done;
 };
@@ -44,10 +46,12 @@ class Registry {
     if (!service) return service.status();
     uint16_t bound = (*service)->port();
     RootThread& root = roots_[key(host, bound)];
-    root.service = std::move(service.value());
+    std::shared_ptr<RootService> owned = std::move(service.value());
+    root.service = owned;
     root.done = std::make_shared<std::atomic<bool>>(false);
-    root.thread = std::thread([svc = root.service.get(), done = root.done] {
+    root.thread = std::thread([svc = std::move(owned), done = root.done]() mutable {
       svc->run();
+      svc.reset();
       done->store(true, std::memory_order_release);
     });
     return bound;
@@ -56,7 +60,9 @@ class Registry {
   void stopAll() {
     std::lock_guard<std::mutex> lock(mu_);
     exiting_ = true;
-    for (auto& [name, root] : roots_) root.service->stop();
+    for (auto& [name, root] : roots_) {
+      if (auto svc = root.service.lock()) svc->stop();
+    }
     for (auto& [name, root] : roots_) {
       if (root.thread.joinable()) root.thread.join();
     }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace trnccl::comm::wire {
 
@@ -89,5 +90,24 @@ inline Header decode(const HeaderBytes& in) {
 
 inline void putU64(std::byte* at, uint64_t v) { detail::put<uint64_t>(at, v); }
 inline uint64_t getU64(const std::byte* at) { return detail::get<uint64_t>(at); }
+
+// Splits a kTable payload (nranks x u64 blob length, then the blobs in rank order) into
+// `infos`. False when the lengths do not fit the payload or exceed kMaxInfoBytes; trailing
+// bytes are ignored. Pure, so that it can be fuzzed (fuzz/bootstrap_wire.cc).
+inline bool parseTable(const std::byte* data, size_t size, int nranks,
+                       std::vector<std::vector<std::byte>>& infos) {
+  if (nranks < 1 || nranks > kMaxRanks) return false;
+  uint64_t header = 8 * static_cast<uint64_t>(nranks);
+  if (size < header) return false;
+  uint64_t offset = header;
+  infos.assign(static_cast<size_t>(nranks), {});
+  for (int r = 0; r < nranks; ++r) {
+    uint64_t len = getU64(data + 8 * static_cast<size_t>(r));
+    if (len > kMaxInfoBytes || len > size - offset) return false;
+    infos[r].assign(data + offset, data + offset + len);
+    offset += len;
+  }
+  return true;
+}
 
 }  // namespace trnccl::comm::wire

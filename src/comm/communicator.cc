@@ -97,6 +97,7 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq, const std::s
   ctx.what = what;
   ctx.p2pSent = &p2pSent_;
   ctx.p2pReceived = &p2pReceived_;
+  ctx.health = [this] { return bootstrap_->checkRoot(); };
   Status st = schedule::execute(s, ctx);
   if (!st) setAsyncError(st);
   return st;

@@ -53,11 +53,12 @@ class Communicator {
   bool aborted() const { return aborted_.load(); }
   // The first error of any task, sticky (Code::kOk if none).
   Status asyncError() const;
+  // Records `s` as the async error unless one is set already (also used by check.cc).
+  void setAsyncError(const Status& s);
 
  private:
   Communicator() = default;
   Status connect(const UniqueId& id);
-  void setAsyncError(const Status& s);
 
   int rank_ = 0;
   int nranks_ = 1;

@@ -44,6 +44,8 @@ class TimedSocket {
   // Thread-safe: makes the current and every later operation fail promptly.
   void abort();
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+  // The connected descriptor (-1 before connect), for a non-blocking peek between operations.
+  int fd() const { return fd_.load(std::memory_order_acquire); }
 
  private:
   // Runs the io_context until `done`, the deadline, or abort; cancels the operation if it

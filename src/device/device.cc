@@ -145,10 +145,10 @@ Result<trnrtStream*> resolveStream(trnrtStream_t stream) {
   return &device.value()->defaultStream();
 }
 
-Status enqueue(trnrtStream_t stream, Task task) {
+Status enqueue(trnrtStream_t stream, Task task, std::function<void(const Status&)> onSkip) {
   Result<trnrtStream*> resolved = resolveStream(stream);
   if (!resolved) return resolved.status();
-  resolved.value()->enqueue(std::move(task));
+  resolved.value()->enqueue(std::move(task), std::move(onSkip));
   return Status::ok();
 }
 

@@ -19,7 +19,10 @@ namespace trnccl::device {
 using Task = std::function<Status()>;
 
 // Enqueues `task` on `stream` (nullptr: the current device's default stream). Returns at once.
-Status enqueue(trnrtStream_t stream, Task task);
+// If the stream is already in error when the task's turn comes, the task is skipped and
+// `onSkip` (if any) is called with the stream's error instead.
+Status enqueue(trnrtStream_t stream, Task task,
+               std::function<void(const Status&)> onSkip = nullptr);
 
 // The calling thread's current device (trnrtSetDevice; 0 by default).
 int currentDevice();

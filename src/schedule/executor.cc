@@ -167,6 +167,10 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
         Status s = ctx.conns[p]->checkPeer();
         if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what, s.message()), p);
       }
+      if (ctx.health) {
+        Status s = ctx.health();
+        if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what, s.message()), s.peer());
+      }
       nextPeerCheck = Clock::now() + kPeerCheckEvery;
     }
     if (backoff.next()) continue;

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ struct ExecContext {
   std::vector<uint64_t>* p2pSent = nullptr;
   std::vector<uint64_t>* p2pReceived = nullptr;
   std::string what;   // "allreduce #12 (ring)" for error messages
+  // Checked with the peers while stuck: an error once the communicator failed elsewhere (e.g.
+  // the bootstrap root reports a rank gone that this rank does not talk to directly).
+  std::function<Status()> health;
 };
 
 // Executes `schedule` step by step (steps joined by withNext together). Transfers stream: a

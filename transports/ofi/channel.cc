@@ -126,15 +126,22 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   const auto* from = static_cast<const std::byte*>(src);
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
-    size_t got = 0;
-    size_t offset = reserve(std::min(offered - taken, config_.pieceBytes), got);
-    if (got == 0) break;
-    std::memcpy(ring_.data() + offset, from + taken, got);
+    size_t want = std::min(offered - taken, config_.pieceBytes);
     auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
     Op& op = pieceOps_[index];
-    op.buffer = ring_.data() + offset;
+    size_t got = want;
+    if (config_.zcopyBytes != 0 && want >= config_.zcopyBytes) {
+      pieces_[index].footprint = 0;
+      op.buffer = const_cast<std::byte*>(from + taken);  // fi_tsend only reads it
+      op.desc = nullptr;
+    } else {
+      size_t offset = reserve(want, got);
+      if (got == 0) break;
+      std::memcpy(ring_.data() + offset, from + taken, got);
+      op.buffer = ring_.data() + offset;
+      op.desc = ring_.desc();
+    }
     op.bytes = got;
-    op.desc = ring_.desc();
     op.address = config_.address;
     op.tag = wireTag(false, config_.self, pieceSeq_);
     pieces_[index].done = false;

@@ -7,6 +7,9 @@
 // never needed after sendSome() returns. Ring space frees as send completions arrive, in order.
 // sendDone() still waits for every completion of the connection: a provider with manual
 // progress moves bytes only while this rank polls, and the executor polls until sendDone().
+// Pieces of at least zcopyBytes skip the ring: fi_tsend reads the caller's buffer in place
+// (allowed, since the source may be read until sendDone()). Only for providers that do not
+// ask for local registration (FI_MR_LOCAL); those always copy (no registration cache yet).
 //
 // Receiving pre-posts kRecvHeaders header receives at setup and, from the first beginRecv()
 // of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
@@ -32,6 +35,7 @@ struct ChannelConfig {
   size_t pieceBytes = 0;     // largest data message, agreed by both ranks
   size_t sendRingBytes = 0;  // at least pieceBytes
   size_t recvSlots = 0;      // data receives posted ahead
+  size_t zcopyBytes = 0;     // pieces at least this large go from the source buffer; 0: never
 };
 
 class Channel {

@@ -17,6 +17,9 @@ namespace {
 
 constexpr int64_t kDefaultPieceBytes = 1 << 20;
 constexpr int64_t kDefaultBufferBytes = 4 << 20;
+// Off by default: ring reduce-scatter rewrites its scratch one slice later without waiting for
+// sendDone(), which in-place sends do not survive (see the header).
+constexpr int64_t kDefaultZcopyBytes = 0;
 constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
@@ -127,6 +130,8 @@ Status Setup::open() {
 
 Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
   size_t buffer = envBytes("TRNCCL_OFI_BUFFER_BYTES", kDefaultBufferBytes);
+  int64_t zcopyEnv = env::getInt("TRNCCL_OFI_ZCOPY_BYTES", kDefaultZcopyBytes);
+  size_t zcopy = zcopyEnv > 0 ? static_cast<size_t>(zcopyEnv) : 0;
   for (int peer : peers_) {
     const NameBlob& blob = blobs[static_cast<size_t>(peer)];
     if (blob.nameBytes == 0 || blob.nameBytes > blob.name.size() || blob.pieceBytes == 0) {
@@ -146,6 +151,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.pieceBytes = std::min<size_t>(pieceBytes_, blob.pieceBytes);
     config.sendRingBytes = std::max(buffer, config.pieceBytes);
     config.recvSlots = std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
+    config.zcopyBytes = endpoint_->registrationDomain() == nullptr ? zcopy : 0;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     std::lock_guard lock(endpoint_->mutex());
     TRN_TRY(channel.start());

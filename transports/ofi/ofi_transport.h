@@ -14,6 +14,14 @@
 //   TRNCCL_OFI_BUFFER_BYTES bounce ring per peer for sending, what bufferBytes() reports, and
 //                           the receive slots posted ahead per peer (default 4 MiB each,
 //                           allocated on first use).
+//   TRNCCL_OFI_ZCOPY_BYTES  pieces of at least this many bytes are sent from the caller's
+//                           buffer instead of the ring (0: always copy, the default).
+//                           Providers that need local registration (FI_MR_LOCAL) always copy.
+//                           Off by default because the interface lets a sender's source be read
+//                           until sendDone(), but ring reduce-scatter (src/algorithms/
+//                           reducescatter/ring.cc) rewrites a scratch slice that its next rank
+//                           may not have received yet: with 64 KiB here, test_inproc's n4
+//                           reduce-scatter cases of 1048579 floats failed about 1 run in 3.
 //   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
 //   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
 //

@@ -71,6 +71,15 @@ void ringExchange(int n) {
 TEST_P(OfiTransportTest, RingExchange2) { ringExchange(2); }
 TEST_P(OfiTransportTest, RingExchange3) { ringExchange(3); }
 TEST_P(OfiTransportTest, RingExchange4) { ringExchange(4); }
+TEST_P(OfiTransportTest, RingExchange3ZeroCopy) {
+  EnvGuard zcopy("TRNCCL_OFI_ZCOPY_BYTES", "65536");
+  ringExchange(3);
+}
+TEST_P(OfiTransportTest, RingExchange3SmallPiecesAndRing) {
+  EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", "65536");
+  EnvGuard ring("TRNCCL_OFI_BUFFER_BYTES", "200000");
+  ringExchange(3);
+}
 
 // Many messages in a row: header and data slots are reposted and wrap around many times, and
 // pieces smaller than a slot arrive as the sender offers them.
