@@ -39,6 +39,8 @@ const CollectiveTest kAllReduceTest{
 
 }  // namespace trnccl::perf
 
+#ifndef TRNCCL_PERF_NO_MAIN
 int main(int argc, char** argv) {
   return trnccl::perf::runPerf(argc, argv, trnccl::perf::kAllReduceTest);
 }
+#endif

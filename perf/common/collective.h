@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/data.h"
+#include "common/report.h"
 #include "trnccl/trnccl.h"
 
 namespace trnccl::perf {
@@ -43,6 +44,9 @@ struct CollectiveTest {
   bool rooted;            // loops over -r and prints the root; otherwise root -1
   // Every rank receives the same data, so the driver computes expected values once per chunk.
   bool sameResultOnAllRanks;
+  // Whether the call has an in-place form (the Counts' in-place offsets); when not, the
+  // in-place half of each row is printed as N/A and not run.
+  bool inPlace = true;
   Counts (*counts)(size_t count, int nranks);
   double (*busBwFactor)(int nranks);
   // Values of rank's send buffer elements [begin, begin + out.size()).
@@ -55,5 +59,27 @@ struct CollectiveTest {
 
 // Runs the benchmark described by test with argv's nccl-tests flags; returns the exit status.
 int runPerf(int argc, char** argv, const CollectiveTest& test);
+
+// The size column of a row, as nccl-tests: the larger of the send and receive buffers, in bytes.
+// It is also the S of algbw = S / t.
+inline size_t rowBytes(const Counts& counts, size_t typeSize) {
+  return (counts.send > counts.recv ? counts.send : counts.recv) * typeSize;
+}
+
+// algbw and busbw of one call of test that took `seconds`.
+inline Bandwidth rowBandwidth(const CollectiveTest& test, const Counts& counts, size_t typeSize,
+                              double seconds, int nranks) {
+  return bandwidth(rowBytes(counts, typeSize), seconds, test.busBwFactor(nranks));
+}
+
+// The descriptors, one per *_perf.cc. Each file also defines main() unless compiled with
+// TRNCCL_PERF_NO_MAIN, as the unit test and the peer benchmarks (perf/peers) do to reuse them.
+extern const CollectiveTest kAllReduceTest;
+extern const CollectiveTest kAllGatherTest;
+extern const CollectiveTest kReduceScatterTest;
+extern const CollectiveTest kBroadcastTest;
+extern const CollectiveTest kReduceTest;
+extern const CollectiveTest kAlltoallTest;
+extern const CollectiveTest kSendRecvTest;
 
 }  // namespace trnccl::perf

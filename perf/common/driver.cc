@@ -146,17 +146,21 @@ class Bench {
     const std::string opText = test_.reduces ? std::string(opName(op)) : "none";
     for (size_t size : sizeSweep(o_)) {
       TestCase tc = testCase(type, op, root, size);
-      JsonRow row{std::max(tc.counts.send, tc.counts.recv) * t.size, tc.counts.param,
+      JsonRow row{rowBytes(tc.counts, t.size), tc.counts.param,
                   std::string(t.name), opText, root, {}, {}};
       print(rowPrefix(row.size, row.count, row.type, row.redop, root));
-      row.outOfPlace = benchTime(tc, false, row.size);
-      row.inPlace = benchTime(tc, true, row.size);
+      row.outOfPlace = benchTime(tc, false);
+      if (test_.inPlace) {
+        row.inPlace = benchTime(tc, true);
+      } else {
+        print(rowBodyNotRun());
+      }
       print("\n");
       json_.addRow(std::move(row));
     }
   }
 
-  JsonHalf benchTime(TestCase& tc, bool inPlace, size_t bytes) {
+  JsonHalf benchTime(TestCase& tc, bool inPlace) {
     using Clock = std::chrono::steady_clock;
     world_.barrier();
     const auto start = Clock::now();
@@ -169,7 +173,8 @@ class Bench {
     if (o_.blocking == 3) world_.barrier();
     double sec = std::chrono::duration<double>(Clock::now() - start).count() / o_.iters;
     sec = world_.reduceTime(sec, TimeAverage(o_.average));
-    const Bandwidth bw = bandwidth(bytes, sec, test_.busBwFactor(nranks_));
+    const Bandwidth bw =
+        rowBandwidth(test_, tc.counts, typeInfo(tc.key.type).size, sec, nranks_);
 
     int64_t wrong = 0;
     for (int c = 0; c < o_.check; ++c) {

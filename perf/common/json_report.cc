@@ -57,7 +57,7 @@ bool JsonReport::write(const std::string& path, const Options& o, int nranks, in
         "{}{{\"size\":{},\"count\":{},\"type\":{},\"redop\":{},\"root\":{},\"out_of_place\":{},"
         "\"in_place\":{}}}",
         i ? "," : "", r.size, r.count, jsonString(r.type), jsonString(r.redop), r.root,
-        half(r.outOfPlace), half(r.inPlace));
+        half(r.outOfPlace), r.inPlace ? half(*r.inPlace) : std::string("null"));
   }
   doc += fmt::format(
       "],\"out_of_bounds\":{{\"count\":{},\"okay\":{}}},\"average_bus_bandwidth\":"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,7 @@ struct JsonRow {
   std::string redop;
   int root = -1;
   JsonHalf outOfPlace;
-  JsonHalf inPlace;
+  std::optional<JsonHalf> inPlace;  // none when the collective has no in-place form
 };
 
 class JsonReport {

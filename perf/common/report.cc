@@ -51,6 +51,10 @@ std::string rowBody(double timeUs, Bandwidth bw, bool checked, int64_t wrong) {
   return fmt::sprintf("  %7s  %6s  %6s  %6g", t, a, b, double(wrong));
 }
 
+std::string rowBodyNotRun() {
+  return fmt::sprintf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+}
+
 std::string footerLines(int64_t errors, double avgBusBw, std::string_view program) {
   std::string s;
   s += fmt::sprintf("# %-20s : %d %s\n", "Out of bounds values", errors, errors ? "FAILED" : "OK");

@@ -33,6 +33,8 @@ std::string rowPrefix(size_t bytes, size_t count, std::string_view type, std::st
                       int root);
 // "  %7s  %6s  %6s  %6g" (or N/A when unchecked) for the out-of-place or in-place half.
 std::string rowBody(double timeUs, Bandwidth bw, bool checked, int64_t wrong);
+// The same field widths, N/A in each: a half that the collective does not have.
+std::string rowBodyNotRun();
 std::string footerLines(int64_t errors, double avgBusBw, std::string_view program);
 
 // Mean of the busbw column over every measured half-row.

@@ -1,0 +1,299 @@
+#!/usr/bin/python3
+"""perf/compare.py: trnccl against OpenMPI and Gloo, same machine, ranks, sizes and data.
+
+Times all-reduce, all-gather and reduce-scatter (float sum) through
+  trnccl   - our all_reduce_perf / all_gather_perf / reduce_scatter_perf (their table's
+             out-of-place columns), one rank per process under mpirun,
+  OpenMPI  - perf/peers/mpi_bench (MPI_Allreduce, MPI_Allgather, MPI_Reduce_scatter_block),
+  Gloo     - perf/peers/gloo_bench (allreduce ring and halving-doubling, allgather,
+             reduce-scatter halving-doubling) over Gloo's TCP transport on 127.0.0.1,
+in transport pairs:
+  shm: trnccl TRNCCL_TRANSPORT=shm   vs OpenMPI --mca btl self,vader   vs Gloo tcp
+  tcp: trnccl TRNCCL_TRANSPORT=tcp   vs OpenMPI --mca btl tcp,self (lo) vs Gloo tcp
+(the tcp pair is skipped, with a message, when trnccl's tcp transport does not run here).
+Every program is launched by the same mpirun line and prints nccl-tests rows computed by the
+same code (perf/common), so size, count, algbw and busbw (GB/s = 1e9 B/s) mean the same thing.
+
+Rounds alternate between libraries (the order rotates each round) so that a burst of load on
+the machine hits all of them alike; each cell is the best (lowest) time over the rounds.
+Checks stay on (-c 1, outside the timed loop); a wrong value fails the run.
+
+(Named compare.py, not compare: perf/ is on the include path and a file "compare" there would
+shadow C++20's <compare>.)
+
+Prints one table per collective and transport pair, writes it to OUT/compare.txt and plots
+busbw against size to OUT/compare.png (gnuplot).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+MPI_SHM = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
+MPI_TCP = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
+TRNCCL_TCP_ENV = {"TRNCCL_TRANSPORT": "tcp", "TRNCCL_SOCKET_IFNAME": "lo"}
+
+# collective -> (trnccl binary, mpi_bench name, [(gloo label, gloo_bench name)])
+COLLECTIVES = {
+    "all_reduce": ("all_reduce_perf", "all_reduce",
+                   [("gloo-ring", "all_reduce_ring"), ("gloo-hd", "all_reduce_hd")]),
+    "all_gather": ("all_gather_perf", "all_gather", [("gloo", "all_gather")]),
+    "reduce_scatter": ("reduce_scatter_perf", "reduce_scatter", [("gloo-hd", "reduce_scatter_hd")]),
+}
+
+
+class Run:
+    """One library's run of one collective: how to launch it and which table it feeds."""
+
+    def __init__(self, label, transports, argv, env=None, gloo=False):
+        self.label, self.transports, self.argv, self.env, self.gloo = (
+            label, transports, argv, env or {}, gloo)
+
+
+def bus_factor(coll, n):
+    """nccl-tests' bus factor, as perf/common/report.cc."""
+    return 2.0 * (n - 1) / n if coll == "all_reduce" else (n - 1) / n
+
+
+def parse_rows(text, coll, n):
+    """{size: (time_us, busbw, wrong)} from nccl-tests rows: 13 columns (trnccl, out-of-place
+    half used) or 9 (peers, one half). N/A cells give None. busbw is recomputed from size and
+    time with the programs' own formula, for more digits than their 2-decimal column."""
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if not f or line.startswith("#") or len(f) not in (9, 13):
+            continue
+        try:
+            size = int(f[0])
+        except ValueError:
+            continue
+        if f[5] == "N/A":
+            rows[size] = None
+            continue
+        wrong = 0 if f[8] == "N/A" else int(float(f[8]))
+        t = float(f[5])
+        rows[size] = (t, size / (t * 1e3) * bus_factor(coll, n) if t > 0 else 0.0, wrong)
+    return rows
+
+
+def launch(args, run, flags, timeout):
+    env = dict(os.environ)
+    env.update(run.env)
+    cmd = MPIRUN + ["-np", str(args.np)]
+    for k in run.env:
+        cmd += ["-x", k]
+    store = None
+    if run.gloo:
+        store = tempfile.mkdtemp(prefix="trnccl-gloo-")
+        env["TRNCCL_GLOO_STORE"] = store
+        cmd += ["-x", "TRNCCL_GLOO_STORE"]
+    cmd += run.argv + flags
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, cmd
+    except subprocess.TimeoutExpired as e:
+        return 124, e.stdout or "", "timed out after %ds" % timeout, cmd
+    finally:
+        if store:
+            shutil.rmtree(store, ignore_errors=True)
+
+
+def probe_trnccl_tcp(args):
+    """Runs a tiny trnccl all-reduce with TRNCCL_TRANSPORT=tcp; returns None or why not."""
+    run = Run("probe", [], [os.path.join(args.build, "perf", "all_reduce_perf")], TRNCCL_TCP_ENV)
+    rc, out, err, _ = launch(args, run, ["-b", "8", "-e", "4K", "-f", "8", "-n", "1", "-w", "0",
+                                         "-c", "1"], 120)
+    if rc == 0 and "Out of bounds values : 0 OK" in out:
+        return None
+    said = [l for l in err.splitlines() if l.strip() and l[0] not in "[-" and "mpirun" not in l]
+    return "exit %d: %s" % (rc, said[0] if said else "no message")
+
+
+def plan(args, transports):
+    """The runs of each collective: {collective: [Run]}."""
+    b = args.build
+    runs = {}
+    for coll in args.collectives:
+        perf, mpi_name, gloos = COLLECTIVES[coll]
+        perf_bin = os.path.join(b, "perf", perf)
+        mpi_bin = os.path.join(b, "perf", "peers", "mpi_bench")
+        gloo_bin = os.path.join(b, "perf", "peers", "gloo_bench")
+        r = []
+        if "shm" in transports:
+            r.append(Run("trnccl-shm", ["shm"], [perf_bin], {"TRNCCL_TRANSPORT": "shm"}))
+            if os.path.exists(mpi_bin):
+                r.append(Run("ompi-vader", ["shm"], MPI_SHM + [mpi_bin, mpi_name]))
+        if "tcp" in transports:
+            r.append(Run("trnccl-tcp", ["tcp"], [perf_bin], TRNCCL_TCP_ENV))
+            if os.path.exists(mpi_bin):
+                r.append(Run("ompi-tcp", ["tcp"], MPI_TCP + [mpi_bin, mpi_name]))
+        if os.path.exists(gloo_bin):  # Gloo has only TCP: one run feeds both tables
+            for label, name in gloos:
+                r.append(Run(label, transports, [gloo_bin, name], gloo=True))
+        runs[coll] = r
+    return runs
+
+
+def fmt_cell(cell):
+    if cell is None:
+        return "%10s %8s" % ("-", "-")
+    return "%10.1f %8.3f" % (cell[0], cell[1])
+
+
+def table(args, coll, transport, runs, best):
+    libs = [r.label for r in runs if transport in r.transports]
+    mine = "trnccl-" + transport
+    peers = [l for l in libs if l != mine]
+    sizes = sorted({s for l in libs for s in best[coll].get(l, {}) if s > 0})
+    lines = ["## %s, %s pair: %d ranks, float sum, time = best of %d rounds (us), "
+             "busbw GB/s (1e9 B/s)" % (coll, transport, args.np, args.rounds)]
+    head = "%12s" % "size (B)" + "".join(" %19s" % l for l in libs) + "  trnccl/best-peer"
+    sub = "%12s" % "" + " %10s %8s" % ("time", "busbw") * len(libs) + "  (busbw; >1 faster)"
+    lines += [head, sub]
+    for s in sizes:
+        cells = [best[coll].get(l, {}).get(s) for l in libs]
+        row = "%12d" % s + "".join(" " + fmt_cell(c) for c in cells)
+        m = best[coll].get(mine, {}).get(s)
+        peer_times = [best[coll][l][s][0] for l in peers if best[coll].get(l, {}).get(s)]
+        if m and peer_times and m[0] > 0:
+            row += "  %8.2fx" % (min(peer_times) / m[0])
+        else:
+            row += "  %9s" % "-"
+        lines.append(row)
+    return lines
+
+
+def plot(args, transports, runs, best, out_png):
+    if not shutil.which("gnuplot"):
+        print("# gnuplot not found (apt-get install gnuplot-nox): no plot", file=sys.stderr)
+        return
+    tmp = tempfile.mkdtemp(prefix="trnccl-compare-")
+    script = ["set terminal pngcairo size %d,%d font ',9'" % (520 * len(args.collectives),
+                                                               400 * len(transports)),
+              "set output '%s'" % out_png,
+              "set multiplot layout %d,%d title 'busbw vs message size, %d ranks, float sum "
+              "(higher is better)'" % (len(transports), len(args.collectives), args.np),
+              "set logscale x 2", "set logscale y 10", "set format x '%.0b%BB'",
+              "set format y '%g'", "set termoption noenhanced",
+              "set xlabel 'size (bytes)'", "set ylabel 'busbw (GB/s)'", "set key top left",
+              "set grid", "set datafile missing 'NaN'"]
+    for t in transports:
+        for coll in args.collectives:
+            libs = [r.label for r in runs[coll] if t in r.transports]
+            path = os.path.join(tmp, "%s_%s.dat" % (coll, t))
+            sizes = sorted({s for l in libs for s in best[coll].get(l, {}) if s > 0})
+            with open(path, "w") as f:
+                for s in sizes:
+                    vals = []
+                    for l in libs:
+                        c = best[coll].get(l, {}).get(s)
+                        vals.append("%g" % c[1] if c and c[1] > 0 else "NaN")
+                    f.write("%d %s\n" % (s, " ".join(vals)))
+            plots = ["'%s' using 1:%d with linespoints title '%s'" % (path, i + 2, l)
+                     for i, l in enumerate(libs)]
+            script += ["set title '%s (%s pair)'" % (coll, t), "plot " + ", ".join(plots)]
+    script.append("unset multiplot")
+    p = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True,
+                       capture_output=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    if p.returncode != 0:
+        print("# gnuplot failed: " + p.stderr, file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.environ.get("TRNCCL_BUILD",
+                                                     os.path.join(HERE, "..", "build")))
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("-b", "--minbytes", default="16")
+    ap.add_argument("-e", "--maxbytes", default="64M")
+    ap.add_argument("-f", "--stepfactor", default="4")
+    ap.add_argument("-n", "--iters", default="10")
+    ap.add_argument("-w", "--warmup", default="3")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--collectives", default=",".join(COLLECTIVES))
+    ap.add_argument("--transports", default="shm,tcp")
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "docs", "perf"))
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per program run")
+    args = ap.parse_args()
+    args.collectives = [c for c in args.collectives.split(",") if c]
+    for c in args.collectives:
+        if c not in COLLECTIVES:
+            ap.error("unknown collective %s (have %s)" % (c, ", ".join(COLLECTIVES)))
+    transports = [t for t in args.transports.split(",") if t]
+    if not shutil.which("mpirun"):
+        sys.exit("compare: mpirun not found (scripts/deps.sh installs openmpi-bin)")
+
+    notes = []
+    if "tcp" in transports:
+        why = probe_trnccl_tcp(args)
+        if why:
+            msg = ("# SKIPPED the tcp pair: trnccl's tcp transport (TRNCCL_TRANSPORT=tcp) did not "
+                   "run here (%s)" % why)
+            print(msg, flush=True)
+            notes.append(msg)
+            transports.remove("tcp")
+    for tool, what in (("mpi_bench", "OpenMPI"), ("gloo_bench", "Gloo")):
+        if not os.path.exists(os.path.join(args.build, "perf", "peers", tool)):
+            msg = "# no %s in %s: %s left out (install its -dev package, rebuild)" % (
+                tool, args.build, what)
+            print(msg, flush=True)
+            notes.append(msg)
+    if not transports:
+        sys.exit("compare: no transport pair to run")
+
+    flags = ["-b", args.minbytes, "-e", args.maxbytes, "-f", args.stepfactor, "-n", args.iters,
+             "-w", args.warmup, "-c", "1"]
+    runs = plan(args, transports)
+    best = {c: {} for c in args.collectives}
+    failures = []
+    started = time.time()
+    for rnd in range(args.rounds):
+        for coll in args.collectives:
+            order = runs[coll][rnd % len(runs[coll]):] + runs[coll][:rnd % len(runs[coll])]
+            for run in order:
+                rc, out, err, cmd = launch(args, run, flags, args.timeout)
+                rows = parse_rows(out, coll, args.np)
+                print("# round %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
+                    rnd + 1, coll, run.label, rc, len(rows), time.time() - started), flush=True)
+                if rc != 0 or not rows:
+                    failures.append("%s %s: exit %d\n  %s\n%s" % (
+                        coll, run.label, rc, " ".join(cmd), "\n".join((err + out).splitlines()[-8:])))
+                    continue
+                mine = best[coll].setdefault(run.label, {})
+                for size, cell in rows.items():
+                    if cell and cell[2]:
+                        failures.append("%s %s: %d wrong values at %d B" % (
+                            coll, run.label, cell[2], size))
+                    if cell is None:
+                        mine.setdefault(size, None)
+                    elif mine.get(size) is None or cell[0] < mine[size][0]:
+                        mine[size] = cell
+
+    load = open("/proc/loadavg").read().split()[:3]
+    report = ["# perf/compare: %d ranks, sizes %s..%s x%s, -n %s -w %s, %d rounds; load average "
+              "after the run %s" % (args.np, args.minbytes, args.maxbytes, args.stepfactor,
+                                    args.iters, args.warmup, args.rounds, " ".join(load))]
+    report += notes
+    for t in transports:
+        for coll in args.collectives:
+            report += [""] + table(args, coll, t, runs[coll], best)
+    if failures:
+        report += ["", "# FAILURES:"] + failures
+    text = "\n".join(report) + "\n"
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "compare.txt"), "w") as f:
+        f.write(text)
+    plot(args, transports, runs, best, os.path.join(args.out, "compare.png"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
