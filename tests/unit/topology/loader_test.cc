@@ -1,0 +1,217 @@
+// Built-in descriptions carry DESIGN.md's facts; dump/load round-trips; bad files are reported
+// with file, line and field; names resolve through TRNCCL_TOPOLOGY_PATH before the built-ins.
+#include <gtest/gtest.h>
+
+#include "topo_test_util.h"
+#include "topology/loader.h"
+
+namespace trnccl::topology {
+namespace {
+
+using testing::builtin;
+using testing::ScopedEnv;
+using testing::TempFile;
+
+const char* const kBuiltins[] = {"trn1.2xlarge",          "trn1.32xlarge",
+                                 "trn1n.32xlarge",        "trn2.48xlarge",
+                                 "trn2.48xlarge-lnc2",    "trn2-ultraserver",
+                                 "trn3-ultraserver-gen1", "trn3-ultraserver-gen2"};
+
+TEST(Builtins, AllLoadUnderTheirOwnName) {
+  for (const char* name : kBuiltins) {
+    auto topo = loadTopology(name);
+    ASSERT_TRUE(topo) << name << ": " << topo.status().message();
+    EXPECT_EQ(topo->name, name);
+  }
+  auto names = listTopologies();
+  for (const char* name : kBuiltins) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+}
+
+TEST(Builtins, Trn1) {
+  Topology small = builtin("trn1.2xlarge");
+  EXPECT_EQ(small.totalChips(), 1);
+  EXPECT_EQ(small.device.coresPerChip, 2);
+  EXPECT_EQ(small.device.hbmGibPerChip, 32);
+  EXPECT_EQ(small.device.hbmBandwidthGbps, 820);
+  EXPECT_EQ(small.fabric.kind, FabricKind::kNone);
+  EXPECT_FALSE(small.network);
+
+  Topology t = builtin("trn1.32xlarge");
+  EXPECT_EQ(t.totalChips(), 16);
+  EXPECT_EQ(t.device.name, "NeuronCore-v2");
+  EXPECT_EQ(t.ranksPerInstance(), 32);
+  EXPECT_EQ(t.hbmGibPerRank(), 16);
+  EXPECT_EQ(t.fabric.kind, FabricKind::kTorus2d);
+  EXPECT_EQ(t.fabric.rows * t.fabric.cols, 16);
+  EXPECT_EQ(t.fabric.link.bandwidthGbps * 4, 384);  // 384 GB/s per chip over 4 neighbours
+  EXPECT_EQ(t.links.size(), 32u);                   // 16 chips x 4 links / 2 ends
+  ASSERT_TRUE(t.network);
+  EXPECT_EQ(t.network->link.cls, LinkClass::kEfa);
+  EXPECT_EQ(t.network->link.bandwidthGbps * 8, 800);  // 800 Gb/s
+  EXPECT_EQ(t.network->nics, 8);
+  EXPECT_EQ(t.chips[5].coord, (Coord{1, 1, 0}));
+
+  Topology n = builtin("trn1n.32xlarge");
+  EXPECT_EQ(n.network->link.bandwidthGbps * 8, 1600);
+}
+
+TEST(Builtins, Trn2AndLnc) {
+  Topology t = builtin("trn2.48xlarge");
+  EXPECT_EQ(t.totalChips(), 16);
+  EXPECT_EQ(t.device.coresPerChip, 8);
+  EXPECT_EQ(t.device.hbmGibPerChip, 96);
+  EXPECT_EQ(t.device.hbmBandwidthGbps, 2900);
+  EXPECT_EQ(t.fabric.link.bandwidthGbps * 4, 1024);
+  EXPECT_EQ(t.network->link.bandwidthGbps * 8, 3200);
+  EXPECT_EQ(t.network->nics, 16);
+  EXPECT_EQ(t.ranksPerInstance(), 128);
+
+  Topology lnc2 = builtin("trn2.48xlarge-lnc2");
+  EXPECT_EQ(lnc2.lnc, 2);
+  EXPECT_EQ(lnc2.ranksPerChip(), 4);
+  EXPECT_EQ(lnc2.ranksPerInstance(), 64);
+  EXPECT_EQ(lnc2.hbmGibPerRank(), 24);
+}
+
+TEST(Builtins, Trn2UltraServer) {
+  Topology t = builtin("trn2-ultraserver");
+  EXPECT_EQ(t.instances, 4);
+  EXPECT_EQ(t.totalChips(), 64);
+  EXPECT_EQ(t.fabric.kind, FabricKind::kTorus3d);
+  ASSERT_TRUE(t.fabric.zLink);
+  EXPECT_EQ(t.fabric.zLink->bandwidthGbps * 2, 256);  // +256 GB/s per chip over 2 Z links
+  int zLinks = 0;
+  for (const Link& l : t.links) zLinks += l.zLink ? 1 : 0;
+  EXPECT_EQ(zLinks, 64);                 // a 4-ring per coordinate, 16 coordinates
+  EXPECT_EQ(t.links.size(), 4u * 32 + 64);
+  EXPECT_EQ(t.chips[16 * 2 + 5].coord, (Coord{1, 1, 2}));
+  // Chip 0's neighbours: the in-instance torus, then the Z neighbours (instances 3 and 1).
+  EXPECT_EQ(chipNeighbors(t, 0), (std::vector<int>{12, 3, 4, 1, 48, 16}));
+}
+
+TEST(Builtins, Trn3UltraServers) {
+  Topology g1 = builtin("trn3-ultraserver-gen1");
+  EXPECT_EQ(g1.totalChips(), 64);
+  Topology g2 = builtin("trn3-ultraserver-gen2");
+  EXPECT_EQ(g2.totalChips(), 144);
+  for (const Topology* t : {&g1, &g2}) {
+    EXPECT_EQ(t->device.name, "NeuronCore-v4");
+    EXPECT_EQ(t->device.coresPerChip, 8);
+    EXPECT_EQ(t->device.hbmGibPerChip, 144);
+    EXPECT_EQ(t->device.hbmBandwidthGbps, 4900);
+    EXPECT_EQ(t->fabric.kind, FabricKind::kSwitch);
+    EXPECT_EQ(t->fabric.link.bandwidthGbps, 2560);
+    // All-to-all: any two chips are one switch hop apart.
+    auto route = routeBetween(*t, 0, t->totalChips() - 1);
+    ASSERT_TRUE(route);
+    EXPECT_EQ(route->hops, 1);
+  }
+}
+
+TEST(RoundTrip, EveryBuiltinDumpsAndLoadsEqual) {
+  for (const char* name : kBuiltins) {
+    Topology t = builtin(name);
+    std::string yaml = dumpYaml(t);
+    auto back = parseTopology(yaml, "<dump>");
+    ASSERT_TRUE(back) << name << ": " << back.status().message() << "\n" << yaml;
+    EXPECT_EQ(*back, t) << name << "\n" << yaml;
+    EXPECT_EQ(dumpYaml(*back), yaml);
+  }
+}
+
+const char* const kCustom = R"(name: custom
+description: "two chips over PCIe: \"quoted\""
+chips_per_instance: 2
+device: {kind: NeuronCore-v2, cores_per_chip: 2, hbm_gib_per_chip: 32, hbm_bandwidth_gbps: 820.5}
+chips:
+  - id: 0
+    links:
+      - {peer: 1, class: pcie, bandwidth_gbps: 31.5, latency_us: 0.1}
+)";
+
+TEST(RoundTrip, ExtraLinksAndOddNumbers) {
+  auto t = parseTopology(kCustom, "custom.yaml");
+  ASSERT_TRUE(t) << t.status().message();
+  ASSERT_EQ(t->links.size(), 1u);
+  EXPECT_EQ(t->links[0].spec.cls, LinkClass::kPcie);
+  EXPECT_EQ(t->links[0].spec.latencyUs, 0.1);
+  auto back = parseTopology(dumpYaml(*t), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *t);
+  EXPECT_EQ(back->description, "two chips over PCIe: \"quoted\"");
+}
+
+// Loads `text` from a file and expects an error naming that file, `line` and `fragment`.
+void expectError(const std::string& text, int line, const std::string& fragment) {
+  TempFile file("bad.yaml", text);
+  auto t = loadTopology(file.path());
+  ASSERT_FALSE(t) << text;
+  std::string msg = t.status().message();
+  EXPECT_NE(msg.find(file.path() + ":" + std::to_string(line) + ":"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(fragment), std::string::npos) << msg;
+}
+
+const char* const kHead = R"(name: bad
+chips_per_instance: 4
+device:
+  kind: NeuronCore-v2
+  cores_per_chip: 2
+  hbm_gib_per_chip: 32
+  hbm_bandwidth_gbps: 820
+)";
+
+TEST(BadFiles, NonPositiveLinkBandwidthNamesLineAndField) {
+  std::string text = std::string(kHead) + R"(chips:
+  - id: 0
+  - id: 1
+  - id: 2
+  - id: 3
+    links:
+      - peer: 0
+        class: neuronlink
+        bandwidth_gbps: -5
+        latency_us: 1
+)";
+  expectError(text, 16, "chips[3].links[0]: 'bandwidth_gbps' must be a positive number");
+}
+
+TEST(BadFiles, FieldErrors) {
+  expectError(std::string(kHead) + "lnc: 3\n", 8, "lnc: must be 1 or 2");
+  expectError(std::string(kHead) + "fabric: {kind: ring}\n", 8, "'kind' must be none, torus2d");
+  expectError(std::string(kHead) + "fabric:\n  kind: torus2d\n  rows: 4\n  cols: 4\n"
+                                   "  link: {class: neuronlink, bandwidth_gbps: 96, latency_us: 1}\n",
+              8, "fabric: rows x cols (4 x 4) must equal chips_per_instance (4)");
+  expectError(std::string(kHead) + "network: {class: infiniband, bandwidth_gbps: 1, "
+                                   "latency_us: 1, nics: 1}\n",
+              8, "network: 'class' must be neuronlink, efa or pcie");
+  expectError(std::string(kHead) + "bandwith: 3\n", 8, "unknown field 'bandwith'");
+  expectError("name: x\nchips_per_instance: 1\n", 1, "device: missing");
+  expectError(std::string(kHead) + "chips:\n  - id: 1\n    links:\n"
+                                   "      - {peer: 9, class: pcie, bandwidth_gbps: 1, latency_us: 1}\n",
+              11, "chips[0].links[0].peer: 9 is not another chip");
+  expectError("name: [unclosed\n", 2, "");
+}
+
+TEST(BadFiles, MissingFileAndUnknownName) {
+  auto missing = loadTopology("/nonexistent/dir/t.yaml");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.status().message().find("/nonexistent/dir/t.yaml"), std::string::npos);
+  auto unknown = loadTopology("trn9.huge");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.status().message().find("trn1.32xlarge"), std::string::npos)
+      << "lists the known names: " << unknown.status().message();
+}
+
+TEST(SearchPath, EnvDirectoryComesFirst) {
+  TempFile file("trn1.32xlarge.yaml", std::string(kHead));  // shadows the built-in
+  ScopedEnv env("TRNCCL_TOPOLOGY_PATH", file.dir());
+  auto t = loadTopology("trn1.32xlarge");
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(t->name, "bad");
+  EXPECT_EQ(topologySearchPath().front(), file.dir());
+}
+
+}  // namespace
+}  // namespace trnccl::topology

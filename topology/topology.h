@@ -1,0 +1,137 @@
+// The topology model: what one description (an instance, or an UltraServer of several
+// instances) is made of — chips with NeuronCores and HBM, the chip fabric (2D/3D torus or
+// NeuronSwitch), explicit extra links, and the network between instances. Plain data that
+// round-trips through YAML (loader.h), like NCCL's topology XML; builders in torus.h,
+// rings.h and subgroups.h are pure functions over it.
+//
+// Chip ids are global within one description: chip = instance * chipsPerInstance + local.
+// Bandwidths are GB/s (1e9 bytes/s, as nccl-tests prints), latencies µs.
+#pragma once
+
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trnccl::topology {
+
+enum class LinkClass : int { kNeuronLink, kEfa, kPcie };
+// kNone: chips of an instance share no fabric (a single chip, or explicit links only).
+// kTorus2d: rows x cols torus per instance. kTorus3d: the 2D torus of each instance plus a
+// ring (Z) through the same-coordinate chips of all instances (Trn2 UltraServer).
+// kSwitch: every chip of the description reaches every other through NeuronSwitch.
+enum class FabricKind : int { kNone, kTorus2d, kTorus3d, kSwitch };
+
+std::string_view linkClassName(LinkClass cls);        // "neuronlink", "efa", "pcie"
+std::string_view fabricKindName(FabricKind kind);     // "none", "torus2d", "torus3d", "switch"
+std::optional<LinkClass> parseLinkClass(std::string_view name);
+std::optional<FabricKind> parseFabricKind(std::string_view name);
+
+struct LinkSpec {
+  LinkClass cls = LinkClass::kNeuronLink;
+  double bandwidthGbps = 0;  // GB/s, one direction of one link
+  double latencyUs = 0;      // per hop
+  bool operator==(const LinkSpec&) const = default;
+};
+
+// The device kind, per chip: physical NeuronCores and the HBM they share.
+struct DeviceKind {
+  std::string name;             // "NeuronCore-v2", "NeuronCore-v3", "NeuronCore-v4"
+  int coresPerChip = 0;         // physical NeuronCores
+  double hbmGibPerChip = 0;     // GiB
+  double hbmBandwidthGbps = 0;  // GB/s
+  bool operator==(const DeviceKind&) const = default;
+};
+
+struct Fabric {
+  FabricKind kind = FabricKind::kNone;
+  int rows = 0;  // torus only
+  int cols = 0;
+  LinkSpec link;               // torus: one neighbour link; switch: one chip's port
+  std::optional<LinkSpec> zLink;  // torus3d only: the ring across instances
+  bool operator==(const Fabric&) const = default;
+};
+
+// Between instances (or between copies of this description when a job spans several).
+struct Network {
+  LinkSpec link;  // cls is kEfa for every built-in; bandwidth per instance
+  int nics = 0;   // NICs per instance (rails)
+  bool operator==(const Network&) const = default;
+};
+
+struct Coord {
+  int row = 0, col = 0, z = 0;  // z = instance, meaningful for torus3d only
+  bool operator==(const Coord&) const = default;
+};
+
+// A link written in a description by hand (chips[i].links), on top of the fabric's.
+struct ExtraLink {
+  int peer = 0;  // global chip id
+  LinkSpec spec;
+  bool operator==(const ExtraLink&) const = default;
+};
+
+struct Chip {
+  int id = 0;        // global within the description
+  int instance = 0;
+  int local = 0;     // index within its instance (neuron-ls device number)
+  std::optional<Coord> coord;  // set when the fabric is a torus
+  std::vector<ExtraLink> extraLinks;
+  bool operator==(const Chip&) const = default;
+};
+
+// One undirected link between chips a < b (derived from the fabric and extra links).
+struct Link {
+  int a = 0, b = 0;
+  LinkSpec spec;
+  bool zLink = false;  // a torus3d link across instances
+  bool operator==(const Link&) const = default;
+};
+
+struct Topology {
+  std::string name;
+  std::string description;
+  int instances = 1;
+  int chipsPerInstance = 1;
+  int lnc = 1;  // logical NeuronCore size: physical cores per rank
+  DeviceKind device;
+  Fabric fabric;
+  std::optional<Network> network;
+  std::vector<Chip> chips;  // derived by finalizeTopology, plus extraLinks from the file
+  std::vector<Link> links;  // derived: fabric links, then extra links
+
+  bool operator==(const Topology&) const = default;
+
+  int totalChips() const { return instances * chipsPerInstance; }
+  int ranksPerChip() const { return device.coresPerChip / lnc; }
+  int ranksPerInstance() const { return ranksPerChip() * chipsPerInstance; }
+  int totalRanks() const { return ranksPerInstance() * instances; }
+  double hbmGibPerRank() const { return device.hbmGibPerChip / ranksPerChip(); }
+  bool isTorus() const {
+    return fabric.kind == FabricKind::kTorus2d || fabric.kind == FabricKind::kTorus3d;
+  }
+};
+
+// Checks the scalar fields for consistency and derives chips and links from them. Loaders and
+// hand-built topologies (tests) call it once; the result compares equal iff the inputs do.
+Status finalizeTopology(Topology& topo);
+
+// Chips linked to `chip` (global ids): torus neighbours in neuron-ls order (up, left, down,
+// right), then Z neighbours, then extra links; empty for a switch (everyone is one hop).
+std::vector<int> chipNeighbors(const Topology& topo, int chip);
+
+// How bytes travel between two chips of one description.
+struct Route {
+  LinkSpec link;  // class and bandwidth of the narrowest hop; latencyUs summed over the hops
+  int hops = 0;   // 0: same chip
+};
+// Same chip → 0 hops at HBM bandwidth (class kNeuronLink stands for on-chip DMA); an explicit
+// link or a switch → 1 hop; a torus → the shortest wrap-around distance (Z hops included);
+// chips of different instances without a fabric between them → the network, 1 hop.
+// nullopt when the description gives no path (no network, no link).
+std::optional<Route> routeBetween(const Topology& topo, int chipA, int chipB);
+
+}  // namespace trnccl::topology
