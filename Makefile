@@ -23,10 +23,11 @@ build: configure
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	$(BUILD)/perf/all_reduce_perf -b 8 -e 64M -f 4 -g 4
+	TRNCCL_SOCKET_IFNAME=lo $(BUILD)/perf/all_reduce_perf -b 8 -e 64M -f 4 -g 4
 
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) --timeout 600
+	# Loopback only: without this the TCP transport and the bootstrap would pick eth0.
+	TRNCCL_SOCKET_IFNAME=lo ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) --timeout 600
 
 fault: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) -L fault

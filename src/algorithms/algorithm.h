@@ -3,6 +3,9 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "device/reduce.h"
@@ -12,6 +15,26 @@ namespace trnccl::algorithms {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll };
 const char* collectiveName(Collective c);
+
+// A grid of ranks from the topology: rows[i][j]. Row i's members form a ring; the j-th members
+// of all rows form column j. 2D torus: the torus rows of chips; hierarchical: the instances
+// (rows) by local rank (columns), so a column is a rail across instances.
+struct Grid {
+  std::vector<std::vector<int>> rows;
+  int numRows() const { return static_cast<int>(rows.size()); }
+  int numCols() const { return rows.empty() ? 0 : static_cast<int>(rows[0].size()); }
+  // Whether it covers nranks ranks in a proper R x C grid with R, C > 1.
+  bool usable(int nranks) const;
+  // (row, column) of a rank; {-1, -1} if absent.
+  std::pair<int, int> find(int rank) const;
+  std::vector<int> column(int j) const;
+};
+
+// What the topology tells the algorithms about this communicator.
+struct Shape {
+  Grid torus;      // empty when the ranks don't form a torus grid
+  Grid instances;  // empty when all ranks are on one instance
+};
 
 // One call, type-erased (STYLE.md rule 2). Counts are in elements, as the API's.
 struct CollArgs {
@@ -26,6 +49,7 @@ struct CollArgs {
   int nranks = 1;
   // Pipeline slice: the most bytes one rank sends per step before its peer must receive.
   size_t sliceBytes = 256 * 1024;
+  std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
 };
 
 // An entry of the per-collective algorithm table (UCC-style {id, name, description}).

@@ -58,6 +58,7 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   args.rank = comm.rank();
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
+  args.shape = comm.topology().shape;
   using algorithms::Collective;
   const size_t elem = device::dataTypeSize(args.type);
   if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||
@@ -78,8 +79,9 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
       return invalidArgument("{}: recvbuff is NULL on the root", what);
     }
   }
-  auto sched = plan::plan(args);
+  auto sched = plan::plan(args, comm.topology().links);
   if (!sched) return sched.status();
+  comm.notePlanned(sched->algorithm);
   TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
            args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
            static_cast<void*>(stream));

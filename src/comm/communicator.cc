@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "comm/peer_info.h"
@@ -21,10 +22,14 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int
   c->p2pSent_.assign(nranks, 0);
   c->p2pReceived_.assign(nranks, 0);
   log::setThreadRank(rank);
+  auto view = describeTopology(config.topology, nranks);
+  if (!view) return view.status();
+  c->topology_ = std::move(*view);
   TRN_TRY(c->connect(id));
+  c->groupInstancesByHost();
   if (rank == 0) {
     TRN_INFO(kInit, "trnccl {}.{}.{}: {} ranks, topology {}, transports {}", TRNCCL_MAJOR,
-             TRNCCL_MINOR, TRNCCL_PATCH, nranks, config.topology, config.transports);
+             TRNCCL_MINOR, TRNCCL_PATCH, nranks, c->topology_.summary, config.transports);
   }
   TRN_INFO(kInit, "comm {:#x} rank {} of {} on device {} ready", c->commHash_, rank, nranks,
            device);
@@ -62,6 +67,27 @@ Status Communicator::connect(const UniqueId& id) {
   if (size_t buf = transports_->minBufferBytes(); buf > 0) sliceBytes_ = buf / 4;
   bootstrap_->setTimeout(config_.opTimeout);
   return Status::ok();
+}
+
+// The instances are the hosts the peers actually run on (or the emulated instances of
+// TRNCCL_EMU_RANKS_PER_NODE, which the host hash already encodes), not what the description
+// would assume: that is what the hierarchical algorithm must follow.
+void Communicator::groupInstancesByHost() {
+  std::vector<uint64_t> hosts;
+  algorithms::Grid grid;
+  for (int r = 0; r < nranks_; ++r) {
+    auto it = std::find(hosts.begin(), hosts.end(), peers_[r].hostHash);
+    if (it == hosts.end()) {
+      hosts.push_back(peers_[r].hostHash);
+      grid.rows.emplace_back();
+      it = hosts.end() - 1;
+    }
+    grid.rows[it - hosts.begin()].push_back(r);
+  }
+  auto shape = std::make_shared<algorithms::Shape>(*topology_.shape);
+  shape->instances = hosts.size() > 1 ? grid : algorithms::Grid{};
+  topology_.links.multiInstance = hosts.size() > 1;
+  topology_.shape = shape;
 }
 
 Communicator::~Communicator() {

@@ -13,6 +13,7 @@
 
 #include "comm/bootstrap.h"
 #include "comm/config.h"
+#include "comm/topology_view.h"
 #include "comm/transport_set.h"
 #include "common/status.h"
 #include "common/wait.h"
@@ -36,6 +37,12 @@ class Communicator {
   const std::vector<transport::PeerInfo>& peers() const { return peers_; }
   // The pipeline slice for this communicator's connections.
   size_t sliceBytes() const { return sliceBytes_; }
+  // The algorithm of the last collective planned on this communicator (API thread; for tests
+  // and logs).
+  void notePlanned(const std::string& algorithm) { lastPlanned_ = algorithm; }
+  const std::string& lastPlanned() const { return lastPlanned_; }
+  // The topology as the algorithms and the tuner see it.
+  const TopologyView& topology() const { return topology_; }
 
   // Called by the API thread, in call order: a task for the stream is about to be enqueued.
   // Collectives get the next collective sequence number (every rank calls them in the same
@@ -59,6 +66,7 @@ class Communicator {
  private:
   Communicator() = default;
   Status connect(const UniqueId& id);
+  void groupInstancesByHost();
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -70,6 +78,8 @@ class Communicator {
   Doorbell bell_;
   std::unique_ptr<TransportSet> transports_;
   size_t sliceBytes_ = 64 * 1024;
+  TopologyView topology_;
+  std::string lastPlanned_;
 
   std::atomic<uint64_t> nextSeq_{0};
   std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker

@@ -10,6 +10,7 @@
 #include "algorithms/registry.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "plan/cost_model.h"
 
 namespace trnccl::plan {
 namespace {
@@ -29,13 +30,15 @@ bool listAllows(std::string list, const std::string& algo) {
 }
 
 // INFO names each (collective, algorithm) pair the first time this process uses it.
-void logChoice(const std::string& coll, const std::string& algo, const std::string& spec) {
+void logChoice(const std::string& coll, const std::string& algo, const std::string& spec,
+               double estimateUs) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
   if (seen.insert(coll + "/" + algo).second) {
-    TRN_INFO(kTune, "{}: algorithm {} (TRNCCL_ALGO={})", coll, algo, spec.empty() ? "unset" : spec);
+    TRN_INFO(kTune, "{}: algorithm {} (estimate {:.1f} us on the modelled topology; TRNCCL_ALGO={})",
+             coll, algo, estimateUs, spec.empty() ? "unset" : spec);
   }
 }
 
@@ -54,17 +57,47 @@ bool algoAllowed(const std::string& spec, const std::string& coll, const std::st
   return true;  // this collective is not mentioned
 }
 
-Result<schedule::Schedule> plan(const algorithms::CollArgs& args) {
+Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) {
   const std::string coll = algorithms::collectiveName(args.coll);
   const std::string spec = env::getString("TRNCCL_ALGO", "");
+  Choice best;
   for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
     if (!algoAllowed(spec, coll, algo.name) || !algo.supports(args)) continue;
-    logChoice(coll, algo.name, spec);
-    TRN_TRACE(kTune, "{} count {} type {}: {}", coll, args.count,
-              device::dataTypeName(args.type), algo.name);
-    return algo.build(args);
+    double est = estimateUs(algo.name, args, links).value_or(-1);
+    // Prefer any estimate over none, then the smallest; ties keep the table's order.
+    if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
+      best = Choice{&algo, est};
+    }
   }
-  return invalidArgument("no {} algorithm is available for TRNCCL_ALGO='{}'", coll, spec);
+  if (best.algorithm == nullptr && !spec.empty()) {
+    // As NCCL falls back when a forced algorithm can't run: warn once, then choose freely.
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      TRN_WARN(kTune, "TRNCCL_ALGO='{}' allows no {} algorithm for this call; falling back to "
+               "the tuner's choice", spec, coll);
+    });
+    for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
+      if (!algo.supports(args)) continue;
+      double est = estimateUs(algo.name, args, links).value_or(-1);
+      if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
+        best = Choice{&algo, est};
+      }
+    }
+  }
+  if (best.algorithm == nullptr) {
+    return internalError("no {} algorithm supports this call", coll);
+  }
+  return best;
+}
+
+Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkModel& links) {
+  auto c = choose(args, links);
+  if (!c) return c.status();
+  const std::string coll = algorithms::collectiveName(args.coll);
+  logChoice(coll, c->algorithm->name, env::getString("TRNCCL_ALGO", ""), c->estimateUs);
+  TRN_TRACE(kTune, "{} count {} type {}: {} (estimate {:.1f} us)", coll, args.count,
+            device::dataTypeName(args.type), c->algorithm->name, c->estimateUs);
+  return c->algorithm->build(args);
 }
 
 }  // namespace trnccl::plan

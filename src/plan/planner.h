@@ -1,6 +1,6 @@
-// The planner: picks an algorithm for one call and builds its schedule. Today the choice is the
-// first algorithm of the collective's table that supports the call and that TRNCCL_ALGO allows;
-// the topology-driven cost model replaces that first-fit with the cheapest estimate.
+// The planner (tuner): for one call, the algorithm of the collective's table that supports the
+// call, that TRNCCL_ALGO allows, and that the cost model (cost_model.h) estimates fastest on the
+// modelled topology; then its schedule.
 #pragma once
 
 #include <string>
@@ -10,7 +10,16 @@
 
 namespace trnccl::plan {
 
-Result<schedule::Schedule> plan(const algorithms::CollArgs& args);
+struct LinkModel;
+
+// The chosen algorithm's name and estimate (µs; negative when the model had none).
+struct Choice {
+  const algorithms::Algorithm* algorithm = nullptr;
+  double estimateUs = -1;
+};
+Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links);
+
+Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkModel& links);
 
 // TRNCCL_ALGO in NCCL's syntax: "ring", "ring,tree", "^ring" (all but), and per collective
 // "allreduce:ring;allgather:^ring". Whether `algo` may run for `coll`.

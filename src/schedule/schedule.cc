@@ -30,8 +30,9 @@ void Schedule::add(const Step& step) {
 }
 
 std::byte* Schedule::allocScratch(size_t bytes) {
-  scratch = std::make_shared<std::vector<std::byte>>(bytes);
-  return scratch->data();
+  if (!scratch) scratch = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
+  scratch->push_back(std::make_unique<std::byte[]>(bytes));
+  return scratch->back().get();
 }
 
 std::string Schedule::dump() const {

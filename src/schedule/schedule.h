@@ -55,10 +55,11 @@ struct Schedule {
   // Point-to-point schedules tag messages per peer instead of per collective sequence number:
   // only the two ranks of a pair take part, so the communicator-wide sequence can't be used.
   bool p2p = false;
-  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept).
-  std::shared_ptr<std::vector<std::byte>> scratch;
+  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept);
+  // shared so that copies of the schedule (it travels into a stream task) stay cheap.
+  std::shared_ptr<std::vector<std::unique_ptr<std::byte[]>>> scratch;
 
-  // Reserves `bytes` of scratch and returns it (valid as long as the schedule).
+  // Reserves `bytes` of new scratch and returns it (valid as long as the schedule).
   std::byte* allocScratch(size_t bytes);
 
   // Adds a step; steps with count 0 are dropped (both sides of a transfer compute the same

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <cstdlib>
 #include <map>
+#include <string>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -48,11 +50,19 @@ class Ranks {
     for (auto& t : threads) t.join();
   }
 
-  // Shared instance per rank count, destroyed at the end of the test program.
-  static Ranks& get(int n) {
-    static std::map<int, std::unique_ptr<Ranks>> cache;
-    auto& slot = cache[n];
-    if (!slot) slot = std::make_unique<Ranks>(n);
+  // Shared instance per rank count, destroyed at the end of the test program. With
+  // ranksPerInstance > 0 the communicators are created with TRNCCL_EMU_RANKS_PER_NODE set, so
+  // every that many consecutive ranks form one emulated instance.
+  static Ranks& get(int n, int ranksPerInstance = 0) {
+    static std::map<std::pair<int, int>, std::unique_ptr<Ranks>> cache;
+    auto& slot = cache[{n, ranksPerInstance}];
+    if (!slot) {
+      if (ranksPerInstance > 0) {
+        setenv("TRNCCL_EMU_RANKS_PER_NODE", std::to_string(ranksPerInstance).c_str(), 1);
+      }
+      slot = std::make_unique<Ranks>(n);
+      unsetenv("TRNCCL_EMU_RANKS_PER_NODE");
+    }
     return *slot;
   }
 

@@ -1,0 +1,103 @@
+// RDH: recursive halving reduce-scatter then recursive doubling all-gather (Rabenseifner),
+// which the Neuron runtime uses for medium sizes, viewing the 4x4 torus as a 4-D hypercube.
+//
+// Composition, with p the largest power of two <= n and e = n - p:
+//   fold:    among ranks < 2e, each even rank sends its buffer to the odd rank above it, which
+//            reduces it in; the e even ranks then sit out (virtual rank v = r/2 below 2e,
+//            r - e above).
+//   halving: log2(p) levels; at distance d = p/2 .. 1 a rank keeps the half of its current range
+//            on its side of the partner (v ^ d), sends the other half and reduces the partner's
+//            copy of its half, concurrently. The last level's result is final (divided for avg).
+//   doubling: log2(p) levels at d = 1 .. p/2 exchanging the ranges held, which double.
+//   unfold:  each odd rank below 2e sends the result to its even partner.
+// Steps: 2 log2(p) (+2 when n is not a power of two). Bytes per rank: 2(p-1)/p * S (+S to fold
+// and unfold). Final values are computed once per element and copied, so ranks agree bitwise.
+// In place works: halves are read (sent or reduced) before they are overwritten.
+#include "algorithms/allreduce/rdh.h"
+
+#include <vector>
+
+namespace trnccl::algorithms::allreduce {
+
+using schedule::Primitive;
+using schedule::Step;
+
+namespace {
+
+struct Range {
+  size_t lo, hi;
+};
+
+}  // namespace
+
+schedule::Schedule rdh(const CollArgs& a) {
+  schedule::Schedule s;
+  s.algorithm = "rdh";
+  s.type = a.type;
+  s.op = a.op;
+  s.nranks = a.nranks;
+  const int n = a.nranks, r = a.rank;
+  const size_t elem = device::dataTypeSize(a.type);
+  const auto* send = static_cast<const std::byte*>(a.send);
+  auto* recv = static_cast<std::byte*>(a.recv);
+  const bool avg = a.op == device::RedOp::kAvg;
+  if (n == 1) {
+    s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
+    return s;
+  }
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  const int extra = n - p;
+  auto realRank = [&](int v) { return v < extra ? 2 * v + 1 : v + extra; };
+  // Fold.
+  const std::byte* src = send;  // where this rank's current contribution is read from
+  if (r < 2 * extra) {
+    if (r % 2 == 0) {
+      s.add(Step{.prim = Primitive::kSend, .sendPeer = r + 1, .src = send, .count = a.count});
+      s.add(Step{.prim = Primitive::kRecv, .recvPeer = r + 1, .dst = recv, .count = a.count});
+      return s;
+    }
+    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = r - 1, .src = send, .dst = recv,
+               .count = a.count});
+    src = recv;
+  }
+  const int v = r < 2 * extra ? r / 2 : r - extra;
+  // Halving.
+  std::vector<Range> held;  // range held before each level, for the doubling to retrace
+  Range cur{0, a.count};
+  for (int d = p / 2; d >= 1; d /= 2) {
+    const int partner = realRank(v ^ d);
+    const size_t mid = cur.lo + (cur.hi - cur.lo) / 2;
+    const bool lower = (v & d) == 0;
+    Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
+    Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
+    s.add(Step{.prim = Primitive::kSend, .sendPeer = partner, .src = src + give.lo * elem,
+               .count = give.hi - give.lo, .withNext = true});
+    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = partner,
+               .src = src + keep.lo * elem, .dst = recv + keep.lo * elem,
+               .count = keep.hi - keep.lo, .postOp = avg && d == 1});
+    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend) s.steps.back().withNext = false;
+    held.push_back(cur);
+    cur = keep;
+    src = recv;  // from the second level on, the running sums live in recvbuff
+  }
+  // Doubling: retrace the levels backwards, exchanging the range held.
+  for (int d = 1, level = static_cast<int>(held.size()) - 1; d < p; d *= 2, --level) {
+    const int partner = realRank(v ^ d);
+    const Range whole = held[level];
+    const Range other = cur.lo == whole.lo ? Range{cur.hi, whole.hi} : Range{whole.lo, cur.lo};
+    s.add(Step{.prim = Primitive::kSend, .sendPeer = partner, .src = recv + cur.lo * elem,
+               .count = cur.hi - cur.lo, .withNext = true});
+    s.add(Step{.prim = Primitive::kRecv, .recvPeer = partner, .dst = recv + other.lo * elem,
+               .count = other.hi - other.lo});
+    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend) s.steps.back().withNext = false;
+    cur = whole;
+  }
+  // Unfold.
+  if (r < 2 * extra) {
+    s.add(Step{.prim = Primitive::kSend, .sendPeer = r - 1, .src = recv, .count = a.count});
+  }
+  return s;
+}
+
+}  // namespace trnccl::algorithms::allreduce

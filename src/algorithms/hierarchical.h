@@ -1,0 +1,17 @@
+// Hierarchical across instances: the grid compositions (grid_compose.h) with instances as rows
+// and local ranks as columns (rails). All-reduce: intra reduce-scatter -> inter all-reduce ->
+// intra all-gather; all-gather does the inter-instance step first, reduce-scatter the
+// intra-instance step first, so the network carries the least. Declines on a single instance
+// or instances of unequal size.
+#pragma once
+
+#include "algorithms/algorithm.h"
+
+namespace trnccl::algorithms {
+
+bool hierarchicalSupports(const CollArgs& args);
+schedule::Schedule hierarchicalAllReduce(const CollArgs& args);
+schedule::Schedule hierarchicalAllGather(const CollArgs& args);
+schedule::Schedule hierarchicalReduceScatter(const CollArgs& args);
+
+}  // namespace trnccl::algorithms

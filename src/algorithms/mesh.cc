@@ -1,0 +1,124 @@
+// Mesh (direct) collectives, for the all-to-all NeuronSwitch fabric and for small messages:
+// every rank exchanges with every peer directly, in O(1) steps.
+//
+// All-gather: one round, my block to every peer and every peer's block from it, concurrently.
+// Reduce-scatter: round (1) of the all-reduce below, on blocks of recvcount.
+// All-reduce:
+// Composition: (1) send block k to rank k for every k concurrently, and reduce the n-1 blocks
+// r that arrive, one peer at a time in rank order, into recvbuff block r (divided for avg);
+// (2) send the final block r to every peer, and receive every other final block, concurrently.
+// Steps: 2 rounds; bytes per rank: 2(n-1)/n * S, like the ring, with latency 2 hops instead of
+// 2(n-1). Supported while one block fits a connection's buffer twice over (each send completes
+// without waiting for its receiver), i.e. for small messages. In place works: block r is read
+// (as the reduction's first operand) before it is written, and other blocks are sent before
+// they are received into.
+#include "algorithms/mesh.h"
+
+#include "algorithms/patterns.h"
+
+namespace trnccl::algorithms {
+
+using schedule::Primitive;
+using schedule::Step;
+
+namespace {
+
+schedule::Schedule start(const CollArgs& a) {
+  schedule::Schedule s;
+  s.algorithm = "mesh";
+  s.type = a.type;
+  s.op = a.op;
+  s.nranks = a.nranks;
+  return s;
+}
+
+// Adds `steps` (dropping empty ones) as one batch that progresses concurrently.
+void addBatch(schedule::Schedule& s, std::vector<Step> steps) {
+  std::erase_if(steps, [](const Step& st) { return st.count == 0; });
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].withNext = i + 1 < steps.size();
+    s.add(steps[i]);
+  }
+}
+
+// Direct reduce-scatter: block k of `send` (at offset(k), count(k)) goes to rank k; the n-1
+// incoming copies of my block are reduced in, one peer at a time, into `out`.
+template <typename Offset, typename Count>
+void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::byte* send,
+                         std::byte* out, Offset offset, Count count) {
+  const int n = a.nranks, r = a.rank;
+  std::vector<Step> round;
+  for (int k = 1; k < n; ++k) {
+    int to = mod(r + k, n);
+    round.push_back(Step{.prim = Primitive::kSend, .sendPeer = to, .src = send + offset(to),
+                         .count = count(to)});
+  }
+  // The first reduction joins the sends; the others follow in order.
+  round.push_back(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = mod(r - 1, n),
+                       .src = send + offset(r), .dst = out, .count = count(r),
+                       .postOp = a.op == device::RedOp::kAvg && n == 2});
+  addBatch(s, std::move(round));
+  for (int k = 2; k < n; ++k) {
+    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = mod(r - k, n), .src = out,
+               .dst = out, .count = count(r),
+               .postOp = a.op == device::RedOp::kAvg && k == n - 1});
+  }
+}
+
+// Direct all-gather: my block (at offset(r) of buf) to every peer, theirs into buf.
+template <typename Offset, typename Count>
+void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, Offset offset,
+                     Count count) {
+  const int n = a.nranks, r = a.rank;
+  std::vector<Step> round;
+  for (int k = 1; k < n; ++k) {
+    int to = mod(r + k, n), from = mod(r - k, n);
+    round.push_back(Step{.prim = Primitive::kSend, .sendPeer = to, .src = buf + offset(r),
+                         .count = count(r)});
+    round.push_back(Step{.prim = Primitive::kRecv, .recvPeer = from, .dst = buf + offset(from),
+                         .count = count(from)});
+  }
+  addBatch(s, std::move(round));
+}
+
+}  // namespace
+
+bool meshSupports(const CollArgs& a) {
+  // Each direct send must fit a connection's buffer, so sends never wait for their receiver.
+  const size_t elem = device::dataTypeSize(a.type);
+  size_t block = a.coll == Collective::kAllReduce ? evenBlock(a.count, a.nranks, 0).count : a.count;
+  return a.nranks > 1 && block * elem <= 2 * a.sliceBytes;
+}
+
+schedule::Schedule meshAllReduce(const CollArgs& a) {
+  schedule::Schedule s = start(a);
+  const size_t elem = device::dataTypeSize(a.type);
+  auto* recv = static_cast<std::byte*>(a.recv);
+  auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
+  auto count = [&](int b) { return evenBlock(a.count, a.nranks, b).count; };
+  directReduceScatter(s, a, static_cast<const std::byte*>(a.send), recv + offset(a.rank), offset,
+                      count);
+  directAllGather(s, a, recv, offset, count);
+  return s;
+}
+
+schedule::Schedule meshAllGather(const CollArgs& a) {
+  schedule::Schedule s = start(a);
+  const size_t block = a.count * device::dataTypeSize(a.type);
+  auto* recv = static_cast<std::byte*>(a.recv);
+  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block,
+             .count = a.count});
+  directAllGather(s, a, recv, [&](int b) { return b * block; }, [&](int) { return a.count; });
+  return s;
+}
+
+schedule::Schedule meshReduceScatter(const CollArgs& a) {
+  schedule::Schedule s = start(a);
+  const size_t block = a.count * device::dataTypeSize(a.type);
+  directReduceScatter(s, a, static_cast<const std::byte*>(a.send),
+                      static_cast<std::byte*>(a.recv), [&](int b) { return b * block; },
+                      [&](int) { return a.count; });
+  return s;
+}
+
+}  // namespace trnccl::algorithms

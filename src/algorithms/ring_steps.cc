@@ -1,0 +1,94 @@
+// Why two scratch regions per step, used by alternate slices: the next rank reads this rank's
+// step-j region during its step j+1. The data that lets this rank reach step j of the next slice
+// only proves the next rank finished step j; two slices later it proves step j+1 (steps of a
+// rank run in order), so a region is never rewritten while a zero-copy reader may still use it.
+#include "algorithms/ring_steps.h"
+
+#include <algorithm>
+
+#include "algorithms/patterns.h"
+
+namespace trnccl::algorithms {
+
+using schedule::Primitive;
+using schedule::Step;
+
+int Ring::prev() const { return members[mod(pos - 1, size())]; }
+int Ring::next() const { return members[mod(pos + 1, size())]; }
+
+namespace {
+
+size_t maxCount(const Ring& ring, const BlockCount& count) {
+  size_t m = 0;
+  for (int b = 0; b < ring.size(); ++b) m = std::max(m, count(b));
+  return m;
+}
+
+// Elements of block b inside the slice starting at `base`.
+size_t sliceOf(const BlockCount& count, int b, size_t base, size_t slice) {
+  size_t c = count(b);
+  return c > base ? std::min(slice, c - base) : 0;
+}
+
+}  // namespace
+
+void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in,
+                       std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp) {
+  const int n = ring.size(), r = ring.pos;
+  const size_t elem = device::dataTypeSize(s.type);
+  if (n == 1) {
+    s.add(Step{.prim = Primitive::kCopy, .src = in(0), .dst = out, .count = count(0)});
+    return;
+  }
+  const size_t total = maxCount(ring, count);
+  const size_t slice = std::max<size_t>(1, std::min(total, sliceElems));
+  std::byte* scratch = n > 2 ? s.allocScratch(2 * (n - 2) * slice * elem) : nullptr;
+  for (size_t base = 0, iter = 0; base < total; base += slice, ++iter) {
+    auto from = [&](int b) { return in(mod(b, n)) + base * elem; };
+    auto len = [&](int b) { return sliceOf(count, mod(b, n), base, slice); };
+    s.add(Step{.prim = Primitive::kSend, .sendPeer = ring.next(), .src = from(r - 1),
+               .count = len(r - 1)});
+    for (int j = 2; j < n; ++j) {
+      s.add(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = ring.prev(),
+                 .sendPeer = ring.next(), .src = from(r - j),
+                 .dst = scratch + (2 * (j - 2) + iter % 2) * slice * elem, .count = len(r - j)});
+    }
+    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = ring.prev(), .src = from(r),
+               .dst = out + base * elem, .count = len(r), .postOp = postOp});
+  }
+}
+
+void ringAllGather(schedule::Schedule& s, const Ring& ring, const BlockPtr& buf,
+                   const BlockCount& count, size_t sliceElems) {
+  const int n = ring.size(), r = ring.pos;
+  if (n == 1) return;
+  const size_t elem = device::dataTypeSize(s.type);
+  const size_t total = maxCount(ring, count);
+  const size_t slice = std::max<size_t>(1, sliceElems);
+  for (size_t base = 0; base < total; base += slice) {
+    auto step = [&](int b, Primitive prim) {
+      std::byte* at = buf(mod(b, n)) + base * elem;
+      return Step{.prim = prim, .recvPeer = schedule::receives(prim) ? ring.prev() : -1,
+                  .sendPeer = schedule::sends(prim) ? ring.next() : -1, .src = at, .dst = at,
+                  .count = sliceOf(count, mod(b, n), base, slice)};
+    };
+    s.add(step(r, Primitive::kSend));
+    for (int j = 1; j < n - 1; ++j) s.add(step(r - j, Primitive::kRecvCopySend));
+    s.add(step(r + 1, Primitive::kRecv));
+  }
+}
+
+void ringAllReduce(schedule::Schedule& s, const Ring& ring, const std::byte* in, std::byte* out,
+                   size_t count, size_t sliceElems, bool postOp) {
+  const int n = ring.size();
+  const size_t elem = device::dataTypeSize(s.type);
+  auto blockIn = [&](int b) {
+    return const_cast<std::byte*>(in) + evenBlock(count, n, b).offset * elem;
+  };
+  auto blockOut = [&](int b) { return out + evenBlock(count, n, b).offset * elem; };
+  auto blockCount = [&](int b) { return evenBlock(count, n, b).count; };
+  ringReduceScatter(s, ring, blockIn, blockOut(ring.pos), blockCount, sliceElems, postOp);
+  ringAllGather(s, ring, blockOut, blockCount, sliceElems);
+}
+
+}  // namespace trnccl::algorithms

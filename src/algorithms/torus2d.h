@@ -1,0 +1,15 @@
+// 2D torus: the grid compositions (grid_compose.h) over the torus rows of chips — row
+// reduce-scatter, column all-reduce, row all-gather — so every step moves along physical
+// NeuronLinks. Declines when the ranks don't fill at least 2 x 2 of the torus.
+#pragma once
+
+#include "algorithms/algorithm.h"
+
+namespace trnccl::algorithms {
+
+bool torus2dSupports(const CollArgs& args);
+schedule::Schedule torus2dAllReduce(const CollArgs& args);
+schedule::Schedule torus2dAllGather(const CollArgs& args);
+schedule::Schedule torus2dReduceScatter(const CollArgs& args);
+
+}  // namespace trnccl::algorithms

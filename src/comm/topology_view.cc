@@ -1,0 +1,71 @@
+#include "comm/topology_view.h"
+
+#include <algorithm>
+
+#include "topology/layout.h"
+#include "topology/loader.h"
+#include "topology/subgroups.h"
+
+namespace trnccl::comm {
+namespace {
+
+algorithms::Grid gridOf(const std::vector<topology::Group>& rows) {
+  algorithms::Grid g;
+  for (const auto& row : rows) g.rows.push_back(row);
+  return g;
+}
+
+// Average hops of a direct transfer between ranks of one instance (at least 1).
+double averageHops(const topology::Topology& topo, const topology::Layout& layout) {
+  double hops = 0;
+  int pairs = 0;
+  const int n = std::min(layout.nranks, layout.ranksPerInstance);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      if (auto route = topology::routeBetweenRanks(topo, layout, a, b)) {
+        hops += std::max(1, route->hops);
+        ++pairs;
+      }
+    }
+  }
+  return pairs > 0 ? hops / pairs : 1.0;
+}
+
+}  // namespace
+
+Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks) {
+  auto topo = topology::loadTopology(nameOrPath);
+  if (!topo) return topo.status();
+  auto layout = topology::makeLayoutFromEnv(*topo, nranks);
+  if (!layout) return layout.status();
+  auto shape = std::make_shared<algorithms::Shape>();
+  shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
+  shape->instances = gridOf(topology::instanceGroups(*layout));
+
+  TopologyView view;
+  view.name = topo->name;
+  plan::LinkModel& m = view.links;
+  if (topo->fabric.kind != topology::FabricKind::kNone) {
+    m.intraLatencyUs = topo->fabric.link.latencyUs;
+    m.intraBandwidth = topo->fabric.link.bandwidthGbps;
+  } else {
+    m.intraLatencyUs = 0.5;  // cores of one chip: on-chip DMA
+    m.intraBandwidth = topo->device.hbmBandwidthGbps;
+  }
+  if (topo->network) {
+    m.interLatencyUs = topo->network->link.latencyUs;
+    m.interBandwidth = topo->network->link.bandwidthGbps / std::max(1, layout->ranksPerInstance);
+  }
+  m.multiInstance = layout->instances > 1;
+  m.meshHops = averageHops(*topo, *layout);
+  view.shape = shape;
+  view.summary = fmt::format(
+      "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
+      "mesh hops {:.2f}",
+      topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
+      shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(),
+      m.meshHops);
+  return view;
+}
+
+}  // namespace trnccl::comm
