@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -112,7 +113,13 @@ bool hostHasAvx2() {
 }
 
 bool hostHasF16c() {
-  static const bool kHasF16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // CPUID rather than __builtin_cpu_supports("f16c"): clang 14 rejects that feature name, and
+  // the fuzz and sanitizer builds use clang.
+  static const bool kHasF16c = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) != 0 &&
+           (c & bit_F16C) != 0;
+  }();
   return kHasF16c;
 }
 

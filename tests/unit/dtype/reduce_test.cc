@@ -184,10 +184,17 @@ class ReduceTest : public ::testing::TestWithParam<std::tuple<int, int>> {
     const void *x = a.data(), *y = b.data();
     switch (alias) {
       case Alias::kNone: break;
-      case Alias::kDstIsA: std::memcpy(dst.data(), a.data(), a.size()); x = dst.data(); break;
-      case Alias::kDstIsB: std::memcpy(dst.data(), b.data(), b.size()); y = dst.data(); break;
+      // n == 0: the inputs are empty and data() may be NULL, which memcpy must not get (UBSan).
+      case Alias::kDstIsA:
+        if (n > 0) std::memcpy(dst.data(), a.data(), a.size());
+        x = dst.data();
+        break;
+      case Alias::kDstIsB:
+        if (n > 0) std::memcpy(dst.data(), b.data(), b.size());
+        y = dst.data();
+        break;
       case Alias::kAllSame:
-        std::memcpy(dst.data(), a.data(), a.size());
+        if (n > 0) std::memcpy(dst.data(), a.data(), a.size());
         x = y = dst.data();
         break;
     }
