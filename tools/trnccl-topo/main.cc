@@ -2,6 +2,7 @@
 //   trnccl-topo [NAME | --file PATH]       summary (instances, chips, cores, links)
 //     --neighbors                          neighbour table in neuron-ls order
 //     --rings N                            ring channels and subgroups for N ranks
+//     --tune N                             the tuner's algorithm per collective and size
 //     --draw OUT                           OUT.dot, and OUT.png / OUT.svg with Graphviz
 //     --dump                               the description as YAML (loads back equal)
 //   trnccl-topo --check FILE               validate a description: exit 0, or 1 and the error
@@ -26,6 +27,7 @@ struct Options {
   bool fromFile = false;  // --file: a path even without '/' or .yaml
   bool neighbors = false;
   std::optional<int> rings;
+  std::optional<int> tune;
   std::optional<std::string> check;
   std::optional<std::string> draw;
   bool dump = false;
@@ -35,7 +37,7 @@ struct Options {
 
 void usage(FILE* out) {
   fmt::print(out,
-             "usage: trnccl-topo [NAME | --file PATH] [--neighbors] [--rings N] [--draw OUT] "
+             "usage: trnccl-topo [NAME | --file PATH] [--neighbors] [--rings N] [--tune N] [--draw OUT] "
              "[--dump]\n"
              "       trnccl-topo --check FILE\n"
              "       trnccl-topo --list\n"
@@ -50,10 +52,11 @@ std::optional<Options> parse(int argc, char** argv) {
       {"rings", required_argument, nullptr, 'r'}, {"check", required_argument, nullptr, 'c'},
       {"draw", required_argument, nullptr, 'd'},  {"dump", no_argument, nullptr, 'y'},
       {"list", no_argument, nullptr, 'l'},        {"help", no_argument, nullptr, 'h'},
+      {"tune", required_argument, nullptr, 't'},
       {nullptr, 0, nullptr, 0}};
   Options o;
   o.topology = env::getString("TRNCCL_TOPOLOGY", "trn1.32xlarge");
-  for (int c; (c = getopt_long(argc, argv, "f:nr:c:d:ylh", kLong, nullptr)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "f:nr:c:d:ylht:", kLong, nullptr)) != -1;) {
     switch (c) {
       case 'f': o.topology = optarg; o.fromFile = true; break;
       case 'n': o.neighbors = true; break;
@@ -65,6 +68,15 @@ std::optional<Options> parse(int argc, char** argv) {
           return std::nullopt;
         }
         o.rings = static_cast<int>(n);
+        break;
+      }
+      case 't': {
+        long n = std::strtol(optarg, nullptr, 10);
+        if (n < 1) {
+          fmt::print(stderr, "trnccl-topo: --tune needs a positive rank count, not '{}'\n", optarg);
+          return std::nullopt;
+        }
+        o.tune = static_cast<int>(n);
         break;
       }
       case 'c': o.check = optarg; break;
@@ -106,11 +118,14 @@ int run(const Options& o) {
     fmt::print("{}", topology::dumpYaml(*t));
     return 0;
   }
-  bool sectionChosen = o.neighbors || o.rings || o.draw;
+  bool sectionChosen = o.neighbors || o.rings || o.draw || o.tune;
   if (!sectionChosen) tools::printSummary(*t);
   if (o.neighbors) tools::printNeighbors(*t);
   if (o.rings) {
     if (Status s = tools::printRings(*t, *o.rings); !s) return fail(s);
+  }
+  if (o.tune) {
+    if (Status s = tools::printTuning(o.topology, *o.tune); !s) return fail(s);
   }
   if (o.draw) {
     if (Status s = tools::drawTopology(*t, *o.draw); !s) return fail(s);

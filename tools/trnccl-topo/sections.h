@@ -16,6 +16,8 @@ void printNeighbors(const topology::Topology& topo);
 // The layout of `nranks` ranks (TRNCCL_EMU_RANKS_PER_NODE applies), its ring channels and
 // subgroups.
 Status printRings(const topology::Topology& topo, int nranks);
+// The tuner's choice and estimate per collective and size for nranks ranks.
+Status printTuning(const std::string& nameOrPath, int nranks);
 // Writes <base>.dot and, when Graphviz's `dot` is on PATH, renders <base>.png and <base>.svg.
 Status drawTopology(const topology::Topology& topo, const std::string& base);
 
