@@ -27,7 +27,11 @@ demo: build
 
 test: build
 	# Loopback only: without this the TCP transport and the bootstrap would pick eth0.
-	TRNCCL_SOCKET_IFNAME=lo ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) --timeout 600
+	TRNCCL_SOCKET_IFNAME=lo ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) --timeout 600 -LE long
+
+# The long sweep: every collective x type x op x rank count with 1M+3 elements (issue 3).
+test-long: build
+	TRNCCL_SOCKET_IFNAME=lo ctest --test-dir $(BUILD) --output-on-failure -L long
 
 fault: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(CTEST_J) -L fault

@@ -3,6 +3,7 @@
 // an independent reference (data movement bitwise; reductions as in allreduce_test.cc).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "support/collective_cases.h"
@@ -48,6 +49,18 @@ std::vector<Case> matrix() {
         }
       }
     }
+  }
+  // The long sweep (CTest label "long", `make test-long`): 1M+3 for every collective, type, op,
+  // rank count, placement and root.
+  if (std::getenv("TRNCCL_TEST_LONG") != nullptr) {
+    for (const Case& c : std::vector<Case>(cases)) {
+      if (c.count == 7) {
+        Case big = c;
+        big.count = (1u << 20) + 3;
+        cases.push_back(big);
+      }
+    }
+    return cases;
   }
   // Large and odd: several pipeline slices per block.
   for (int n : {3, 4}) {
