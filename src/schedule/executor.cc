@@ -1,8 +1,10 @@
 #include "schedule/executor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "common/log.h"
 
@@ -113,6 +115,23 @@ class StepRun {
   }
 
   void apply(size_t off, const std::byte* in, size_t elems) {
+    // The kernels read typed elements; a piece that starts off an element boundary (a TCP
+    // staging buffer can hand one over) is first copied to aligned memory, a chunk at a time.
+    if (reinterpret_cast<uintptr_t>(in) % elem_ != 0) {
+      constexpr size_t kChunk = 64 * 1024;
+      thread_local std::vector<uint64_t> aligned(kChunk / sizeof(uint64_t));
+      const size_t perChunk = kChunk / elem_;
+      for (size_t done = 0; done < elems; done += perChunk) {
+        size_t n = std::min(perChunk, elems - done);
+        std::memcpy(aligned.data(), in + done * elem_, n * elem_);
+        applyAligned(off + done * elem_, reinterpret_cast<const std::byte*>(aligned.data()), n);
+      }
+      return;
+    }
+    applyAligned(off, in, elems);
+  }
+
+  void applyAligned(size_t off, const std::byte* in, size_t elems) {
     auto* dst = static_cast<std::byte*>(step_.dst) + off;
     const auto* src = static_cast<const std::byte*>(step_.src) + off;
     device::reduce(s_.type, s_.op, dst, src, in, elems);
