@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "mpi_env.h"
@@ -42,6 +43,15 @@ std::vector<Case> cases() {
   for (Coll coll : {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
                     Coll::kAlltoAll}) {
     add(coll, trncclFloat32, trncclSum, (1u << 20) + 3, n - 1);
+  }
+  if (std::getenv("TRNCCL_TEST_LONG") != nullptr) {  // the long sweep: 1M+3 for every case
+    for (const Case& c : std::vector<Case>(out)) {
+      if (c.count == 7 && c.coll != Coll::kAllReduce) {
+        Case big = c;
+        big.count = (1u << 20) + 3;
+        out.push_back(big);
+      }
+    }
   }
   return out;
 }
