@@ -47,7 +47,9 @@ void writeChips(std::ostream& out, const Topology& t) {
   }
   if (t.fabric.kind == FabricKind::kSwitch) {
     double width = t.instances * (1.5 * std::ceil(std::sqrt(t.chipsPerInstance)) + 1.0);
-    out << fmt::format("  switch [shape=box, label=\"NeuronSwitch\", pos=\"{},{}!\"];\n",
+    // fixedsize=false: the chips' fixed circle size is too small for this label.
+    out << fmt::format("  switch [shape=box, fixedsize=false, label=\"NeuronSwitch\", "
+                       "pos=\"{},{}!\"];\n",
                        width / 2 * kPointsPerInch, 1.5 * kPointsPerInch);
     for (const Chip& chip : t.chips) out << fmt::format("  switch -- c{} [color=gray70];\n", chip.id);
   }
