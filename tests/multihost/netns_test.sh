@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Multi-host test on one machine: HOSTS emulated hosts x RANKS_PER_HOST ranks.
+#
+# Each host is a network namespace joined to a Linux bridge in the root namespace by a veth
+# pair, addressed from TEST-NET-2 (198.51.100.<host+1>/24; the bridge is .254). Each rank runs
+# inside its host's network namespace and in a UTS namespace of its own whose hostname is the
+# host's name: trnccl tells hosts apart by hostname + boot_id (src/comm/peer_info.cc), so ranks
+# of one emulated host share /dev/shm and use shm, and ranks of different hosts go over the
+# veths (tcp, or libfabric's tcp provider for the ofi variant). Ranks rendezvous through
+# TRNCCL_COMM_ID=198.51.100.1:<port> (no MPI) and run multihost_rank.cc, which checks every
+# result; this script then checks, from each rank's TRNCCL_DEBUG=INFO log, that every peer got
+# the transport its placement calls for and that forced algorithms really ran.
+#
+# Usage: netns_test.sh <multihost_rank binary> [variant ...]   (variants: tcp hier ofi; all)
+# Exit: 0 passed, 1 failed, 77 skipped (no namespaces here; the reason is printed).
+# Env: MH_HOSTS (2), MH_RANKS_PER_HOST (4), MH_COUNTS (1,4099,1048579), MH_DEADLINE (120 s for
+# the whole script), MH_KEEP=1 keeps the logs directory, MH_HAVE_OFI=0 skips the ofi variant.
+# Names carry a per-run suffix (pid + random), so concurrent runs never collide; everything
+# is torn down on exit, whatever the cause, and the script checks that nothing is left.
+set -uo pipefail
+
+BIN=${1:?usage: netns_test.sh <multihost_rank> [variant ...]}
+shift
+VARIANTS=("$@")
+((${#VARIANTS[@]})) || VARIANTS=(tcp hier ofi)
+HOSTS=${MH_HOSTS:-2}
+RPH=${MH_RANKS_PER_HOST:-4}
+NRANKS=$((HOSTS * RPH))
+COUNTS=${MH_COUNTS:-1,4099,1048579}
+DEADLINE=$((SECONDS + ${MH_DEADLINE:-120}))
+PORT=29500  # in host 0's own network namespace: no other process can hold it
+
+ID=$(printf '%x%02x' $$ $((RANDOM % 256)))   # <= 8 hex digits: interface names stay < 16
+BR=mhb$ID
+NS=()
+VETH=()
+for ((h = 0; h < HOSTS; h++)); do
+  NS+=("trnccl-mh-$ID-h$h")
+  VETH+=("mhv$ID$h")
+done
+LOGS=""
+PIDS=()
+
+log() { echo "netns_test: $*"; }
+skip() { log "SKIPPED: $*"; exit 77; }
+
+# --- teardown: ranks (by pid), namespaces (their veth ends go with them), the bridge --------
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+  for ((h = 0; h < HOSTS; h++)); do
+    ip netns del "${NS[h]}" 2>/dev/null
+    ip link del "${VETH[h]}" 2>/dev/null
+  done
+  ip link del "$BR" 2>/dev/null
+  # Nothing of this run may remain (a namespace may take a moment to release its devices).
+  local left=""
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    left="$(ip netns list 2>/dev/null | grep -F -- "-$ID-" || true)$(ip -o link 2>/dev/null | grep -F -- "$ID" || true)"
+    [ -z "$left" ] && break
+    sleep 0.2
+  done
+  if [ -n "$left" ]; then
+    log "FAILED: left behind after teardown:"
+    echo "$left"
+    rc=1
+  fi
+  if [ "${MH_KEEP:-0}" = 1 ] || [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+    log "logs kept in $LOGS"
+  else
+    rm -rf "$LOGS"
+  fi
+  exit $rc
+}
+on_signal() { log "FAILED: interrupted by signal $1"; exit 1; }
+
+# --- preconditions: skip (77) with the reason when namespaces can't be made here -----------
+command -v ip >/dev/null || skip "'ip' (iproute2) is not installed"
+command -v unshare >/dev/null || skip "'unshare' (util-linux) is not installed"
+[ -x "$BIN" ] || { log "FAILED: rank binary '$BIN' is missing"; exit 1; }
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/trnccl-multihost.XXXXXX") || exit 1
+trap cleanup EXIT
+trap 'on_signal TERM' TERM
+trap 'on_signal INT' INT
+if ! err=$(ip netns add "${NS[0]}" 2>&1); then
+  skip "cannot create a network namespace (needs root or CAP_SYS_ADMIN+CAP_NET_ADMIN): $err"
+fi
+if ! err=$(ip link add "$BR" type bridge 2>&1); then
+  skip "cannot create a bridge (needs CAP_NET_ADMIN and the bridge module): $err"
+fi
+if ! err=$(ip netns exec "${NS[0]}" unshare --uts sh -c 'echo probe > /proc/sys/kernel/hostname' 2>&1); then
+  skip "cannot enter a namespace with a UTS namespace of its own: $err"
+fi
+
+# --- the emulated hosts ---------------------------------------------------------------------
+setup() {
+  set -e
+  # Bridged frames must not meet the root namespace's iptables (Docker's FORWARD DROP).
+  ip link set "$BR" type bridge nf_call_iptables 0 2>/dev/null || true
+  ip addr add 198.51.100.254/24 dev "$BR"
+  ip link set "$BR" up
+  for ((h = 0; h < HOSTS; h++)); do
+    [ "$h" -eq 0 ] || ip netns add "${NS[h]}"
+    ip link add "${VETH[h]}" type veth peer name "mh$h" netns "${NS[h]}"
+    ip link set "${VETH[h]}" master "$BR" up
+    ip -n "${NS[h]}" link set lo up
+    ip -n "${NS[h]}" addr add "198.51.100.$((h + 1))/24" dev "mh$h"
+    ip -n "${NS[h]}" link set "mh$h" up
+  done
+  set +e
+}
+if ! err=$(setup 2>&1); then
+  log "FAILED: setting up the emulated hosts: $err"
+  exit 1
+fi
+log "$HOSTS hosts x $RPH ranks: bridge $BR (198.51.100.254), namespaces ${NS[*]}"
+for ((h = 0; h < HOSTS; h++)); do
+  ip -n "${NS[h]}" -br addr show "mh$h" | sed 's/^/netns_test:   /'
+done
+
+# --- one job: NRANKS ranks, each in its host's namespaces, until all exit or the deadline ---
+# run_job <name> <algos> <transports> [VAR=value ...]: logs in $LOGS/<name>.<rank>.{out,err}
+run_job() {
+  local name=$1 algos=$2 transports=$3
+  shift 3
+  local -a extra=("$@")
+  PIDS=()
+  for ((r = 0; r < NRANKS; r++)); do
+    local h=$((r / RPH))
+    env TRNCCL_COMM_ID="198.51.100.1:$PORT" TRNCCL_SOCKET_IFNAME="=mh$h" \
+      TRNCCL_TRANSPORT="$transports" TRNCCL_TIMEOUT_MS=30000 \
+      TRNCCL_DEBUG=INFO TRNCCL_DEBUG_SUBSYS=INIT,TUNE,NET \
+      FI_TCP_IFACE="mh$h" "${extra[@]}" \
+      ip netns exec "${NS[h]}" unshare --uts \
+      sh -c 'echo "$0" > /proc/sys/kernel/hostname && exec "$@"' "mh$ID-host$h" \
+      "$BIN" "$r" "$NRANKS" "algos=$algos" "counts=$COUNTS" watchdog=$((DEADLINE - SECONDS)) \
+      >"$LOGS/$name.$r.out" 2>"$LOGS/$name.$r.err" </dev/null &
+    PIDS+=($!)
+  done
+  local running=$NRANKS
+  while ((running > 0)); do
+    running=0
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && running=$((running + 1)); done
+    if ((running > 0 && SECONDS >= DEADLINE)); then
+      log "FAILED: $name: $running rank(s) still running at the deadline; killing them"
+      return 1
+    fi
+    ((running > 0)) && sleep 0.2
+  done
+  local bad=0
+  for ((r = 0; r < NRANKS; r++)); do
+    wait "${PIDS[r]}"
+    local rc=$?
+    if [ $rc -ne 0 ] || ! grep -qx DONE "$LOGS/$name.$r.out"; then
+      log "FAILED: $name: rank $r exited with $rc"
+      bad=1
+    fi
+  done
+  PIDS=()
+  return $bad
+}
+
+# check_transports <name> <inter>: every rank reached every peer, over shm on its own host and
+# over <inter> across hosts (the INFO line of src/comm/transport_set.cc).
+check_transports() {
+  local name=$1 inter=$2 bad=0 shm=0 net=0
+  for ((r = 0; r < NRANKS; r++)); do
+    for ((p = 0; p < NRANKS; p++)); do
+      ((p == r)) && continue
+      local want=$inter
+      ((p / RPH == r / RPH)) && want=shm
+      local got
+      got=$(grep -o "rank $r -> rank $p via [a-z]*" "$LOGS/$name.$r.err" | awk '{print $NF}')
+      if [ "$got" != "$want" ]; then
+        log "FAILED: $name: rank $r -> rank $p via '${got:-nothing}', expected $want"
+        bad=1
+      elif [ "$want" = shm ]; then
+        shm=$((shm + 1))
+      else
+        net=$((net + 1))
+      fi
+    done
+  done
+  ((bad)) || log "$name: transports as placed: $shm pairs over shm, $net over $inter"
+  return $bad
+}
+
+# check_algos <name> <algo ...>: rank 0 ran all three collectives with each forced algorithm
+# (the planner's first-use INFO line) and never fell back to the tuner.
+check_algos() {
+  local name=$1 bad=0
+  shift
+  local err="$LOGS/$name.0.err"
+  if grep -q "falling back" "$err"; then
+    log "FAILED: $name: a forced algorithm was declined: $(grep -m1 'falling back' "$err")"
+    bad=1
+  fi
+  for algo in "$@"; do
+    for coll in allreduce allgather reducescatter; do
+      if ! grep -q "$coll: algorithm $algo " "$err"; then
+        log "FAILED: $name: no '$coll: algorithm $algo' in rank 0's log"
+        bad=1
+      fi
+    done
+  done
+  ((bad)) || log "$name: algorithms used: $(grep -o '[a-z]*: algorithm [a-z0-9]*' "$err" | sort -u | tr '\n' ' ')"
+  return $bad
+}
+
+show_logs() {
+  local name=$1
+  for ((r = 0; r < NRANKS; r++)); do
+    echo "----- $name rank $r stdout"; tail -n 5 "$LOGS/$name.$r.out"
+    echo "----- $name rank $r stderr"; grep -v " INFO " "$LOGS/$name.$r.err" | tail -n 20
+  done
+}
+
+# --- variants ---------------------------------------------------------------------------------
+failed=0
+for v in "${VARIANTS[@]}"; do
+  [ "$v" = all ] && continue
+  ok=1
+  start=$SECONDS
+  case $v in
+    tcp)  # hosts told apart only by the namespaces: shm inside, tcp across
+      run_job tcp default,ring shm,tcp || ok=0
+      ((ok)) && { check_transports tcp tcp || ok=0; }
+      ((ok)) && { check_algos tcp ring || ok=0; } ;;
+    hier)  # The layout (instances, hence a real 2-level hierarchical) comes from the topology
+      # and TRNCCL_EMU_RANKS_PER_NODE only, not from the hosts found: say what the namespaces
+      # already made true. Transports still follow hostname + boot_id (and the instance).
+      run_job hier hierarchical shm,tcp TRNCCL_EMU_RANKS_PER_NODE="$RPH" || ok=0
+      ((ok)) && { check_transports hier tcp || ok=0; }
+      ((ok)) && { check_algos hier hierarchical || ok=0; }
+      if ((ok)) && ! grep -q "$NRANKS ranks on $HOSTS instance(s) x $RPH ranks" "$LOGS/hier.0.err"; then
+        log "FAILED: hier: the layout does not see $HOSTS instances of $RPH ranks:"
+        grep -m1 "ranks on .* instance" "$LOGS/hier.0.err"
+        ok=0
+      fi ;;
+    ofi)  # across hosts over libfabric's tcp provider (under ofi_rxm)
+      if [ "${MH_HAVE_OFI:-1}" != 1 ]; then
+        log "ofi: SKIPPED: this build has no ofi transport (libfabric not found at configure)"
+        continue
+      fi
+      run_job ofi default,ring shm,ofi FI_PROVIDER=tcp || ok=0
+      ((ok)) && { check_transports ofi ofi || ok=0; }
+      ((ok)) && { check_algos ofi ring || ok=0; }
+      for ((r = 0; ok && r < NRANKS; r++)); do  # libfabric tcp on this host's veth
+        if ! grep -q "ofi: rank $r opened tcp;ofi_rxm, domain mh$((r / RPH))," "$LOGS/ofi.$r.err"; then
+          log "FAILED: ofi: rank $r did not open tcp;ofi_rxm on mh$((r / RPH)):"
+          grep "ofi: rank $r opened" "$LOGS/ofi.$r.err"
+          ok=0
+        fi
+      done
+      ((ok)) && log "ofi: every rank opened tcp;ofi_rxm on its host's veth (mh<host>)" ;;
+    *) log "unknown variant '$v'"; ok=0 ;;
+  esac
+  if ((ok)); then
+    log "$v: PASSED in $((SECONDS - start)) s ($(grep -c '^OK' "$LOGS/$v.0.out") checked calls on rank 0)"
+  else
+    show_logs "$v"
+    failed=1
+  fi
+done
+((failed)) && exit 1
+log "PASSED"
+exit 0
