@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config ninja-build
       libfmt-dev libyaml-cpp-dev libboost-dev libgtest-dev libgmock-dev
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
-      iproute2 procps graphviz
+      iproute2 util-linux procps graphviz
       libgloo-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
