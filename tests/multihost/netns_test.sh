@@ -29,6 +29,8 @@ NRANKS=$((HOSTS * RPH))
 COUNTS=${MH_COUNTS:-1,4099,1048579}
 DEADLINE=$((SECONDS + ${MH_DEADLINE:-120}))
 PORT=29500  # in host 0's own network namespace: no other process can hold it
+# The ranks see only what this script sets (make test exports TRNCCL_SOCKET_IFNAME=lo, say).
+while read -r var; do unset "$var"; done < <(compgen -e | grep -E '^(TRNCCL_|FI_)')
 
 ID=$(printf '%x%02x' $$ $((RANDOM % 256)))   # <= 8 hex digits: interface names stay < 16
 BR=mhb$ID
@@ -183,6 +185,20 @@ check_transports() {
       fi
     done
   done
+  if [ "$inter" = tcp ]; then  # tcp listeners (on the accepting side) sit on the host's veth
+    local listeners=0
+    for ((r = 0; r < NRANKS; r++)); do
+      local h=$((r / RPH)) line
+      while read -r line; do
+        listeners=$((listeners + 1))
+        if [[ "$line" != *" on 198.51.100.$((h + 1)):"*" (mh$h)" ]]; then
+          log "FAILED: $name: rank $r's tcp listener is not on mh$h: $line"
+          bad=1
+        fi
+      done < <(grep "tcp: rank $r listening on" "$LOGS/$name.$r.err")
+    done
+    ((listeners > 0)) || { log "FAILED: $name: no tcp listener in the logs"; bad=1; }
+  fi
   ((bad)) || log "$name: transports as placed: $shm pairs over shm, $net over $inter"
   return $bad
 }
