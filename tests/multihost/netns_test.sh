@@ -60,7 +60,7 @@ cleanup() {
   # Nothing of this run may remain (a namespace may take a moment to release its devices).
   local left=""
   for _ in 1 2 3 4 5 6 7 8 9 10; do
-    left="$(ip netns list 2>/dev/null | grep -F -- "-$ID-" || true)$(ip -o link 2>/dev/null | grep -F -- "$ID" || true)"
+    left="$(ip netns list 2>/dev/null | grep -F -- "-$ID-" || true)$(ip -o link 2>/dev/null | grep -E -- "mh[bv]$ID" || true)"
     [ -z "$left" ] && break
     sleep 0.2
   done
@@ -147,7 +147,8 @@ run_job() {
     for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null && running=$((running + 1)); done
     if ((running > 0 && SECONDS >= DEADLINE)); then
       log "FAILED: $name: $running rank(s) still running at the deadline; killing them"
-      return 1
+      show_logs "$name"
+      exit 1  # the trap ends the ranks and removes the hosts
     fi
     ((running > 0)) && sleep 0.2
   done
