@@ -34,6 +34,9 @@ struct Grid {
 struct Shape {
   Grid torus;      // empty when the ranks don't form a torus grid
   Grid instances;  // empty when all ranks are on one instance
+  // Rank rings that step along physical links, one per possible channel; each a permutation
+  // of 0..nranks-1. Empty: the ring algorithms walk ranks in natural order.
+  std::vector<std::vector<int>> rings;
 };
 
 // One call, type-erased (STYLE.md rule 2). Counts are in elements, as the API's.
@@ -49,6 +52,9 @@ struct CollArgs {
   int nranks = 1;
   // Pipeline slice: the most bytes one rank sends per step before its peer must receive.
   size_t sliceBytes = 256 * 1024;
+  // Rings the ring algorithms run on concurrently, each over its own part of the buffer (set by
+  // the planner; more than the usable rings of the shape falls back to fewer).
+  int channels = 1;
   std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
 };
 

@@ -16,6 +16,52 @@ using schedule::Step;
 int Ring::prev() const { return members[mod(pos - 1, size())]; }
 int Ring::next() const { return members[mod(pos + 1, size())]; }
 
+Ring ringAt(const std::vector<int>& members, int rank) {
+  auto it = std::find(members.begin(), members.end(), rank);
+  return Ring{members, static_cast<int>(it - members.begin())};
+}
+
+std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks) {
+  std::vector<std::vector<int>> kept;
+  // Per kept ring, next[a]: the directed edge a -> next[a] is taken.
+  std::vector<std::vector<int>> nexts;
+  for (const auto& ring : shape != nullptr ? shape->rings : std::vector<std::vector<int>>{}) {
+    if (static_cast<int>(ring.size()) != nranks) continue;
+    std::vector<int> next(ring.size(), -1);
+    bool ok = true;
+    for (int i = 0; i < nranks && ok; ++i) {
+      const int a = ring[i];
+      ok = a >= 0 && a < nranks && next[a] < 0;  // a permutation of 0..nranks-1
+      if (ok) next[a] = ring[(i + 1) % nranks];
+    }
+    for (const auto& other : nexts) {
+      for (int a = 0; a < nranks && ok; ++a) ok = other[a] != next[a];
+    }
+    if (!ok) continue;
+    kept.push_back(ring);
+    nexts.push_back(std::move(next));
+  }
+  if (kept.empty()) {
+    kept.emplace_back(nranks);
+    for (int i = 0; i < nranks; ++i) kept[0][i] = i;
+  }
+  return kept;
+}
+
+void interleaveChannels(schedule::Schedule& s, const std::vector<std::vector<Step>>& channels) {
+  size_t longest = 0;
+  for (const auto& c : channels) longest = std::max(longest, c.size());
+  for (size_t k = 0; k < longest; ++k) {
+    const size_t first = s.steps.size();
+    for (const auto& c : channels) {
+      if (k >= c.size() || c[k].count == 0) continue;
+      s.add(c[k]);
+      s.steps.back().withNext = true;
+    }
+    if (s.steps.size() > first) s.steps.back().withNext = false;
+  }
+}
+
 namespace {
 
 size_t maxCount(const Ring& ring, const BlockCount& count) {
@@ -34,10 +80,18 @@ size_t sliceOf(const BlockCount& count, int b, size_t base, size_t slice) {
 
 void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in,
                        std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp) {
+  std::vector<Step> steps;
+  ringReduceScatterSteps(s, steps, ring, in, out, count, sliceElems, postOp);
+  for (const Step& step : steps) s.add(step);
+}
+
+void ringReduceScatterSteps(schedule::Schedule& s, std::vector<Step>& steps, const Ring& ring,
+                            const BlockPtr& in, std::byte* out, const BlockCount& count,
+                            size_t sliceElems, bool postOp) {
   const int n = ring.size(), r = ring.pos;
   const size_t elem = device::dataTypeSize(s.type);
   if (n == 1) {
-    s.add(Step{.prim = Primitive::kCopy, .src = in(0), .dst = out, .count = count(0)});
+    steps.push_back(Step{.prim = Primitive::kCopy, .src = in(0), .dst = out, .count = count(0)});
     return;
   }
   const size_t total = maxCount(ring, count);
@@ -46,20 +100,29 @@ void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& 
   for (size_t base = 0, iter = 0; base < total; base += slice, ++iter) {
     auto from = [&](int b) { return in(mod(b, n)) + base * elem; };
     auto len = [&](int b) { return sliceOf(count, mod(b, n), base, slice); };
-    s.add(Step{.prim = Primitive::kSend, .sendPeer = ring.next(), .src = from(r - 1),
-               .count = len(r - 1)});
+    steps.push_back(Step{.prim = Primitive::kSend, .sendPeer = ring.next(), .src = from(r - 1),
+                         .count = len(r - 1)});
     for (int j = 2; j < n; ++j) {
-      s.add(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = ring.prev(),
-                 .sendPeer = ring.next(), .src = from(r - j),
-                 .dst = scratch + (2 * (j - 2) + iter % 2) * slice * elem, .count = len(r - j)});
+      steps.push_back(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = ring.prev(),
+                           .sendPeer = ring.next(), .src = from(r - j),
+                           .dst = scratch + (2 * (j - 2) + iter % 2) * slice * elem,
+                           .count = len(r - j)});
     }
-    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = ring.prev(), .src = from(r),
-               .dst = out + base * elem, .count = len(r), .postOp = postOp});
+    steps.push_back(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = ring.prev(),
+                         .src = from(r), .dst = out + base * elem, .count = len(r),
+                         .postOp = postOp});
   }
 }
 
 void ringAllGather(schedule::Schedule& s, const Ring& ring, const BlockPtr& buf,
                    const BlockCount& count, size_t sliceElems) {
+  std::vector<Step> steps;
+  ringAllGatherSteps(s, steps, ring, buf, count, sliceElems);
+  for (const Step& step : steps) s.add(step);
+}
+
+void ringAllGatherSteps(const schedule::Schedule& s, std::vector<Step>& steps, const Ring& ring,
+                        const BlockPtr& buf, const BlockCount& count, size_t sliceElems) {
   const int n = ring.size(), r = ring.pos;
   if (n == 1) return;
   const size_t elem = device::dataTypeSize(s.type);
@@ -72,9 +135,9 @@ void ringAllGather(schedule::Schedule& s, const Ring& ring, const BlockPtr& buf,
                   .sendPeer = schedule::sends(prim) ? ring.next() : -1, .src = at, .dst = at,
                   .count = sliceOf(count, mod(b, n), base, slice)};
     };
-    s.add(step(r, Primitive::kSend));
-    for (int j = 1; j < n - 1; ++j) s.add(step(r - j, Primitive::kRecvCopySend));
-    s.add(step(r + 1, Primitive::kRecv));
+    steps.push_back(step(r, Primitive::kSend));
+    for (int j = 1; j < n - 1; ++j) steps.push_back(step(r - j, Primitive::kRecvCopySend));
+    steps.push_back(step(r + 1, Primitive::kRecv));
   }
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "schedule/schedule.h"
 
 namespace trnccl::algorithms {
@@ -20,6 +21,25 @@ struct Ring {
   int next() const;
 };
 
+// The ring `members` (any order) positioned at `rank`, which must be a member.
+Ring ringAt(const std::vector<int>& members, int rank);
+
+// The rings the channels of a ring algorithm may run on, channel c on the c-th: the shape's
+// rings that are permutations of 0..nranks-1, each kept only if it shares no directed edge
+// (a -> next(a)) with an earlier kept one; the natural order 0..nranks-1 when none is left.
+// Why no shared directed edge: the channels' k-th steps run together (interleaveChannels), and
+// a connection carries one message per direction at a time (transport.h), so two concurrent
+// steps must never send to the same peer, nor receive from the same peer.
+std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks);
+
+// Appends per-channel step lists to `s` so that the channels progress together: the k-th steps
+// of all channels form one group (withNext), empty steps dropped. Each list must hold the same
+// logical steps on every rank (empty ones included), so that a group's steps match the peers'
+// groups: the executor tags messages per directed connection in the order steps begin, and a
+// channel's connections carry only that channel's messages.
+void interleaveChannels(schedule::Schedule& s,
+                        const std::vector<std::vector<schedule::Step>>& channels);
+
 using BlockPtr = std::function<std::byte*(int block)>;
 using BlockCount = std::function<size_t(int block)>;
 
@@ -28,11 +48,19 @@ using BlockCount = std::function<size_t(int block)>;
 // Partial sums that are only forwarded live in schedule scratch. n-1 transfers per slice.
 void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in,
                        std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp);
+// The same steps appended to `steps` with the empty ones kept (for interleaveChannels); `s`
+// gives the element type and owns the scratch.
+void ringReduceScatterSteps(schedule::Schedule& s, std::vector<schedule::Step>& steps,
+                            const Ring& ring, const BlockPtr& in, std::byte* out,
+                            const BlockCount& count, size_t sliceElems, bool postOp);
 
 // Ring all-gather: this member's block pos is already at buf(pos); afterwards every member has
 // every block at buf(b). n-1 transfers per slice.
 void ringAllGather(schedule::Schedule& s, const Ring& ring, const BlockPtr& buf,
                    const BlockCount& count, size_t sliceElems);
+void ringAllGatherSteps(const schedule::Schedule& s, std::vector<schedule::Step>& steps,
+                        const Ring& ring, const BlockPtr& buf, const BlockCount& count,
+                        size_t sliceElems);
 
 // Ring all-reduce of `count` elements at in -> out over the ring (reduce-scatter into out's
 // own block, then all-gather in out).

@@ -4,6 +4,7 @@
 
 #include "topology/layout.h"
 #include "topology/loader.h"
+#include "topology/rings.h"
 #include "topology/subgroups.h"
 
 namespace trnccl::comm {
@@ -31,6 +32,25 @@ double averageHops(const topology::Topology& topo, const topology::Layout& layou
   return pairs > 0 ? hops / pairs : 1.0;
 }
 
+// The topology's rank rings as channels: each must be a permutation of 0..nranks-1, else the
+// ring algorithms keep the natural order. Every other ring runs backwards: the cores of a chip
+// are consecutive in every ring, so forward rings would share the directed same-chip steps
+// (one connection direction, which two concurrent channels can't both use); reversed, ring 1
+// still steps only along its own physical links, now the other way round.
+std::vector<std::vector<int>> channelRings(const topology::Topology& topo,
+                                           const topology::Layout& layout, int nranks) {
+  auto rings = topology::rankRings(topo, layout);
+  for (size_t i = 0; i < rings.size(); ++i) {
+    std::vector<int> sorted = rings[i];
+    std::sort(sorted.begin(), sorted.end());
+    for (int r = 0; r < nranks; ++r) {
+      if (static_cast<int>(sorted.size()) != nranks || sorted[r] != r) return {};
+    }
+    if (i % 2 == 1) std::reverse(rings[i].begin(), rings[i].end());
+  }
+  return rings;
+}
+
 }  // namespace
 
 Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks) {
@@ -41,6 +61,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   auto shape = std::make_shared<algorithms::Shape>();
   shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
   shape->instances = gridOf(topology::instanceGroups(*layout));
+  shape->rings = channelRings(*topo, *layout, nranks);
 
   TopologyView view;
   view.name = topo->name;
@@ -61,10 +82,10 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
-      "mesh hops {:.2f}",
+      "mesh hops {:.2f}, {} physical ring(s)",
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(),
-      m.meshHops);
+      m.meshHops, shape->rings.size());
   return view;
 }
 

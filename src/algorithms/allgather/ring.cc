@@ -1,14 +1,20 @@
 // Ring all-gather (NCCL's ring): each rank's block travels once around the ring.
 //
-// Composition: copy own block into place (out of place only), then per slice of the block:
-//   send block r;  recvCopySend blocks r-1 .. r-(n-2);  recv block r+1.
-// Steps: n-1 transfers per slice. Bytes on the wire per rank: (n-1)/n * S (S = n * sendcount),
-// the bus-bandwidth optimum. In place (sendbuff == recvbuff + r*sendcount) skips the copy.
+// Composition: copy own block into place (out of place only); then every block is split into
+// C contiguous parts, one per channel (C = args.channels, at most the shape's usable rings,
+// channelRings), and channel c moves part c of every block around the c-th ring (ranks ordered
+// along physical links, or natural order), the k-th steps of all channels together. Per channel
+// and slice (p = this rank's position in the channel's ring, block p = this rank's block):
+//   send block p;  recvCopySend blocks p-1 .. p-(n-2);  recv block p+1.
+// Steps: n-1 transfers per slice and channel. Bytes on the wire per rank: (n-1)/n * S
+// (S = n * sendcount), the bus-bandwidth optimum. In place (sendbuff == recvbuff + r*sendcount)
+// skips the copy.
 #include "algorithms/allgather/ring.h"
 
 #include <algorithm>
 
 #include "algorithms/patterns.h"
+#include "algorithms/ring_steps.h"
 
 namespace trnccl::algorithms::allgather {
 
@@ -23,23 +29,21 @@ schedule::Schedule ring(const CollArgs& a) {
   const size_t elem = device::dataTypeSize(a.type);
   const size_t blockBytes = a.count * elem;
   auto* recv = static_cast<std::byte*>(a.recv);
-  const int n = a.nranks, r = a.rank;
-  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + r * blockBytes,
+  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * blockBytes,
              .count = a.count});
-  const int prev = ringPrev(r, n), next = ringNext(r, n);
+  if (a.nranks == 1) return s;
+  auto rings = channelRings(a.shape.get(), a.nranks);
+  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
-  for (size_t base = 0; base < a.count && n > 1; base += slice) {
-    const size_t chunk = std::min(slice, a.count - base);
-    auto block = [&](int b, Primitive prim) {
-      std::byte* at = recv + mod(b, n) * blockBytes + base * elem;
-      return Step{.prim = prim, .recvPeer = schedule::receives(prim) ? prev : -1,
-                  .sendPeer = schedule::sends(prim) ? next : -1, .src = at, .dst = at,
-                  .count = chunk};
-    };
-    s.add(block(r, Primitive::kSend));
-    for (int j = 1; j < n - 1; ++j) s.add(block(r - j, Primitive::kRecvCopySend));
-    s.add(block(r + 1, Primitive::kRecv));
+  std::vector<std::vector<Step>> perChannel(channels);
+  for (int c = 0; c < channels; ++c) {
+    const Ring ring = ringAt(rings[c], a.rank);
+    const Block part = evenBlock(a.count, channels, c);
+    auto at = [&](int pos) { return recv + ring.members[pos] * blockBytes + part.offset * elem; };
+    auto count = [&](int) { return part.count; };
+    ringAllGatherSteps(s, perChannel[c], ring, at, count, slice);
   }
+  interleaveChannels(s, perChannel);
   return s;
 }
 

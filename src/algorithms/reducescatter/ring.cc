@@ -1,13 +1,19 @@
 // Ring reduce-scatter: the first half of ring all-reduce.
 //
-// Composition, per slice of the per-rank block:
-//   send block r-1;  recvReduceSend blocks r-2 .. r-(n-1);  recvReduceCopy block r (final,
+// Composition: every block (recvcount elements) is split into C contiguous parts, one per
+// channel (C = args.channels, at most the shape's usable rings, channelRings); channel c
+// reduces part c of every block around the c-th ring (ranks ordered along physical links, or
+// natural order), the k-th steps of all channels together. Per channel and slice (p = this
+// rank's position in the channel's ring; the block of the member at position b is "block b"):
+//   send block p-1;  recvReduceSend blocks p-2 .. p-(n-1);  recvReduceCopy block p (final,
 //   divided by n for avg) into recvbuff.
-// Steps: n-1 transfers per slice; bytes on the wire per rank: (n-1)/n * S (S = n * recvcount).
-// Partial sums that are only forwarded live in schedule scratch, two regions per step index
-// used by alternate slices. One region would not do: the next rank reads this rank's step-j
-// region in its step j+1, and the data that lets this rank reach step j of the next slice only
-// proves the next rank finished step j. Two slices later, it has finished step j+1 too.
+// (ringReduceScatterSteps in ring_steps.cc.) Steps: n-1 transfers per slice and channel; bytes
+// on the wire per rank: (n-1)/n * S (S = n * recvcount). Each element's final value is computed
+// once, by its owner. Partial sums that are only forwarded live in schedule scratch, two
+// regions per step index and channel, used by alternate slices. One region would not do: the
+// next rank reads this rank's step-j region in its step j+1, and the data that lets this rank
+// reach step j of the next slice only proves the next rank finished step j. Two slices later,
+// it has finished step j+1 too.
 // In place (recvbuff == sendbuff + r*recvcount) needs nothing special: block r of the send
 // buffer is read by the last step, which writes the same bytes.
 #include "algorithms/reducescatter/ring.h"
@@ -15,6 +21,7 @@
 #include <algorithm>
 
 #include "algorithms/patterns.h"
+#include "algorithms/ring_steps.h"
 
 namespace trnccl::algorithms::reducescatter {
 
@@ -27,31 +34,28 @@ schedule::Schedule ring(const CollArgs& a) {
   s.type = a.type;
   s.op = a.op;
   s.nranks = a.nranks;
-  const size_t elem = device::dataTypeSize(a.type);
-  const size_t blockBytes = a.count * elem;
-  const auto* send = static_cast<const std::byte*>(a.send);
-  auto* recv = static_cast<std::byte*>(a.recv);
-  const int n = a.nranks, r = a.rank;
-  if (n == 1) {
+  if (a.nranks == 1) {
     s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
     return s;
   }
-  const int prev = ringPrev(r, n), next = ringNext(r, n);
-  const size_t slice = std::max<size_t>(1, std::min(a.count, a.sliceBytes / elem));
-  std::byte* scratch = n > 2 ? s.allocScratch(2 * (n - 2) * slice * elem) : nullptr;
-  for (size_t base = 0, iter = 0; base < a.count; base += slice, ++iter) {
-    const size_t chunk = std::min(slice, a.count - base);
-    auto from = [&](int b) { return send + mod(b, n) * blockBytes + base * elem; };
-    s.add(Step{.prim = Primitive::kSend, .sendPeer = next, .src = from(r - 1), .count = chunk});
-    for (int j = 2; j < n; ++j) {
-      s.add(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = prev, .sendPeer = next,
-                 .src = from(r - j), .dst = scratch + (2 * (j - 2) + iter % 2) * slice * elem,
-                 .count = chunk});
-    }
-    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = prev, .src = from(r),
-               .dst = recv + base * elem, .count = chunk,
-               .postOp = a.op == device::RedOp::kAvg});
+  const size_t elem = device::dataTypeSize(a.type);
+  const size_t blockBytes = a.count * elem;
+  auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
+  auto* recv = static_cast<std::byte*>(a.recv);
+  auto rings = channelRings(a.shape.get(), a.nranks);
+  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
+  const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
+  std::vector<std::vector<Step>> perChannel(channels);
+  for (int c = 0; c < channels; ++c) {
+    const Ring ring = ringAt(rings[c], a.rank);
+    const Block part = evenBlock(a.count, channels, c);
+    if (part.count == 0) continue;  // no scratch for an empty part
+    auto from = [&](int pos) { return send + ring.members[pos] * blockBytes + part.offset * elem; };
+    auto count = [&](int) { return part.count; };
+    ringReduceScatterSteps(s, perChannel[c], ring, from, recv + part.offset * elem, count, slice,
+                           a.op == device::RedOp::kAvg);
   }
+  interleaveChannels(s, perChannel);
   return s;
 }
 
