@@ -1,5 +1,6 @@
 #include "plan/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace trnccl::plan {
@@ -21,6 +22,21 @@ double ringPhase(int k, double bytes, double lat, double bw) {
   return (k - 1) * (lat + bytes / k / (bw * 1e3));  // GB/s = 1e3 bytes/us
 }
 
+// What one more concurrent message per step costs (a descriptor and a semaphore of the DMA
+// engine): it is what makes one channel the choice for small messages.
+constexpr double kChannelStepUs = 0.2;
+
+// The flat ring over `channels` rings at once, each on its own part (S / channels) and on its own
+// directed links (channelRings guarantees no two share one; links are full duplex and the
+// description's bandwidth is per direction). Across instances the EFA share per rank is the
+// bottleneck, which more rings don't widen.
+double channelRingPhase(int k, int channels, double bytes, double lat, double bw,
+                        bool sharedBottleneck) {
+  if (k <= 1) return 0;
+  const double lanes = sharedBottleneck ? 1 : channels;
+  return (k - 1) * (lat + (channels - 1) * kChannelStepUs + bytes / k / (lanes * bw * 1e3));
+}
+
 }  // namespace
 
 std::optional<double> estimateUs(const std::string& algo, const algorithms::CollArgs& a,
@@ -32,7 +48,11 @@ std::optional<double> estimateUs(const std::string& algo, const algorithms::Coll
   // The slowest link a flat algorithm crosses.
   const double flatLat = m.multiInstance ? m.interLatencyUs : m.intraLatencyUs;
   const double flatBw = m.multiInstance ? m.interBandwidth : m.intraBandwidth;
-  if (algo == "ring" || algo == "chain" || algo == "pairwise") {
+  if (algo == "ring") {
+    return phases * channelRingPhase(n, std::max(1, a.channels), S, flatLat, flatBw,
+                                     m.multiInstance);
+  }
+  if (algo == "chain" || algo == "pairwise") {
     return phases * ringPhase(n, S, flatLat, flatBw);
   }
   if (algo == "mesh") {

@@ -20,7 +20,8 @@ struct LinkModel {
   bool multiInstance = false;     // ranks span instances
 };
 
-// Estimated microseconds, or nullopt when the model has no formula for the pair.
+// Estimated microseconds, or nullopt when the model has no formula for the pair. The ring's
+// estimate depends on args.channels (concurrent rings, each with its own links).
 std::optional<double> estimateUs(const std::string& algorithm, const algorithms::CollArgs& args,
                                  const LinkModel& links);
 

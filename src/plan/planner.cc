@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/registry.h"
+#include "algorithms/ring_steps.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "plan/cost_model.h"
@@ -29,17 +30,35 @@ bool listAllows(std::string list, const std::string& algo) {
   return exclude ? !listed : listed;
 }
 
-// INFO names each (collective, algorithm) pair the first time this process uses it.
-void logChoice(const std::string& coll, const std::string& algo, const std::string& spec,
-               double estimateUs) {
+// INFO names each (collective, algorithm, channels) the first time this process uses it.
+void logChoice(const std::string& coll, const Choice& c, const std::string& spec) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
-  if (seen.insert(coll + "/" + algo).second) {
-    TRN_INFO(kTune, "{}: algorithm {} (estimate {:.1f} us on the modelled topology; TRNCCL_ALGO={})",
-             coll, algo, estimateUs, spec.empty() ? "unset" : spec);
+  const std::string algo = c.algorithm->name;
+  if (seen.insert(fmt::format("{}/{}/{}", coll, algo, c.channels)).second) {
+    const int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0);
+    TRN_INFO(kTune,
+             "{}: algorithm {}, {} channel(s) (estimate {:.1f} us on the modelled topology; "
+             "TRNCCL_ALGO={}, TRNCCL_NCHANNELS={})",
+             coll, algo, c.channels, c.estimateUs, spec.empty() ? "unset" : spec,
+             forced > 0 ? std::to_string(forced) : "unset");
   }
+}
+
+bool usesChannels(const std::string& algo, algorithms::Collective coll) {
+  using algorithms::Collective;
+  return algo == "ring" && (coll == Collective::kAllReduce || coll == Collective::kAllGather ||
+                            coll == Collective::kReduceScatter);
+}
+
+// The algorithm's estimate with its best channel count.
+Choice estimate(const algorithms::Algorithm& algo, const algorithms::CollArgs& args,
+                const LinkModel& links) {
+  algorithms::CollArgs a = args;
+  a.channels = chooseChannels(algo.name, args, links);
+  return Choice{&algo, estimateUs(algo.name, a, links).value_or(-1), a.channels};
 }
 
 }  // namespace
@@ -57,16 +76,38 @@ bool algoAllowed(const std::string& spec, const std::string& coll, const std::st
   return true;  // this collective is not mentioned
 }
 
+int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& args,
+                   const LinkModel& links) {
+  if (!usesChannels(algorithm, args.coll) || args.nranks <= 1) return 1;
+  const int usable =
+      static_cast<int>(algorithms::channelRings(args.shape.get(), args.nranks).size());
+  if (int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0); forced > 0) {
+    return static_cast<int>(std::min<int64_t>(forced, usable));
+  }
+  algorithms::CollArgs a = args;
+  int best = 1;
+  double bestUs = -1;
+  for (a.channels = 1; a.channels <= usable; ++a.channels) {
+    double us = estimateUs(algorithm, a, links).value_or(-1);
+    if (us >= 0 && (bestUs < 0 || us < bestUs)) {
+      best = a.channels;
+      bestUs = us;
+    }
+  }
+  return best;
+}
+
 Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) {
   const std::string coll = algorithms::collectiveName(args.coll);
   const std::string spec = env::getString("TRNCCL_ALGO", "");
   Choice best;
   for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
     if (!algoAllowed(spec, coll, algo.name) || !algo.supports(args)) continue;
-    double est = estimateUs(algo.name, args, links).value_or(-1);
+    Choice c = estimate(algo, args, links);
     // Prefer any estimate over none, then the smallest; ties keep the table's order.
+    const double est = c.estimateUs;
     if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
-      best = Choice{&algo, est};
+      best = c;
     }
   }
   if (best.algorithm == nullptr && !spec.empty()) {
@@ -78,9 +119,10 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
     });
     for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
       if (!algo.supports(args)) continue;
-      double est = estimateUs(algo.name, args, links).value_or(-1);
+      Choice c = estimate(algo, args, links);
+      const double est = c.estimateUs;
       if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
-        best = Choice{&algo, est};
+        best = c;
       }
     }
   }
@@ -94,10 +136,13 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkMode
   auto c = choose(args, links);
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);
-  logChoice(coll, c->algorithm->name, env::getString("TRNCCL_ALGO", ""), c->estimateUs);
-  TRN_TRACE(kTune, "{} count {} type {}: {} (estimate {:.1f} us)", coll, args.count,
-            device::dataTypeName(args.type), c->algorithm->name, c->estimateUs);
-  return c->algorithm->build(args);
+  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""));
+  TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll,
+            args.count, device::dataTypeName(args.type), c->algorithm->name, c->channels,
+            c->estimateUs);
+  algorithms::CollArgs a = args;
+  a.channels = c->channels;
+  return c->algorithm->build(a);
 }
 
 }  // namespace trnccl::plan

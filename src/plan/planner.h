@@ -12,13 +12,22 @@ namespace trnccl::plan {
 
 struct LinkModel;
 
-// The chosen algorithm's name and estimate (µs; negative when the model had none).
+// The chosen algorithm's name, channel count and estimate (µs; negative when the model had
+// none).
 struct Choice {
   const algorithms::Algorithm* algorithm = nullptr;
   double estimateUs = -1;
+  int channels = 1;
 };
 Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links);
 
+// Channels for the ring algorithms: TRNCCL_NCHANNELS=k (k >= 1) forces min(k, usable rings);
+// otherwise the count from 1 to the usable rings (algorithms::channelRings) that the cost
+// model estimates fastest. 1 for every other algorithm.
+int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& args,
+                   const LinkModel& links);
+
+// Plans with the chosen algorithm and channel count (written into the builder's CollArgs).
 Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkModel& links);
 
 // TRNCCL_ALGO in NCCL's syntax: "ring", "ring,tree", "^ring" (all but), and per collective
