@@ -171,7 +171,9 @@ int modeSoak(World& w) {
     if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
       return reportFailure(w, e, nowMs());
     }
-    if (i == sample || i == iters) {
+    // The last sample is taken one call before the end: no peer can finish the last call (and
+    // say goodbye, which closes its bootstrap connection at the root) before this rank joins it.
+    if (i == sample || i == iters - 1) {
       say("STATS " + std::to_string(i) + " " + std::to_string(openFds()) + " " +
           std::to_string(threads()) + " " + std::to_string(trnccl::fault::rssKb()) + " " +
           std::to_string(trnccl::fault::shmEntries(prefix)));
