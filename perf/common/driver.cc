@@ -1,12 +1,17 @@
 // The shared driver of the *_perf benchmarks: nccl-tests' flow (warm up at the largest and the
 // smallest size, then per size time n iterations out of place and in place, then check) and
-// its exact output, around a CollectiveTest descriptor.
+// its exact output, around a CollectiveTest descriptor. Each process runs -t threads (the main
+// thread is thread 0), each driving its own -g ranks.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/printf.h>
@@ -16,7 +21,9 @@
 #include "common/json_report.h"
 #include "common/local_ranks.h"
 #include "common/options.h"
+#include "common/rank_layout.h"
 #include "common/report.h"
+#include "common/thread_team.h"
 #include "common/world.h"
 
 namespace trnccl::perf {
@@ -30,20 +37,69 @@ std::string hostName() {
   return buf;
 }
 
+// What the -t threads of one process share: the run's settings, the rendezvous, and the
+// communicators' unique id (absent when one trncclCommInitAll creates every rank).
+struct Process {
+  World& world;
+  const Options& o;
+  const CollectiveTest& test;
+  const RankLayout layout;
+  ThreadTeam team;
+  std::optional<trncclUniqueId> id;
+  std::mutex failing;  // the first thread to fail reports and ends the process
+};
+
+void print(bool main, const std::string& s) {
+  if (!main) return;
+  std::fwrite(s.data(), 1, s.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Lines before the table, printed by process 0 (every process's and thread's ranks gathered).
+void printPreamble(Process& p) {
+  const Options& o = p.o;
+  const bool main = p.world.rank() == 0;
+  if (main && !o.jsonPath.empty()) print(main, fmt::format("# Writing JSON output to {}\n", o.jsonPath));
+  int version = 0;
+  check(trncclGetVersion(&version), "trncclGetVersion");
+  std::string s = fmt::format("# trnccl-tests version {} trnccl-library={}\n", kTestsVersion, version);
+  s += fmt::format("# Collective test starting: {}\n", p.test.name);
+  s += fmt::sprintf(
+      "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
+      "agg iters: %d validation: %d graph: %d unalign: %d\n",
+      o.threads, o.gpus, long(o.minBytes), long(o.maxBytes),
+      long(o.stepFactor > 1 ? o.stepFactor : o.stepBytes),
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, 1, o.check, 0, 0);
+  if (o.blocking == 1) s += "# Blocking Enabled: wait for completion and barrier after each collective \n";
+  if (o.blocking > 1) s += "# Blocking Enabled: wait for completion after each collective (no barrier) \n";
+  s += "#\n# Using devices\n";
+  print(main, s);
+  std::string mine;
+  const std::string host = hostName();
+  for (int t = 0; t < o.threads; ++t) {
+    for (int g = 0; g < o.gpus; ++g) {
+      mine += fmt::sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [trnccl emulated NeuronCore]\n",
+                           p.layout.rank(p.world.rank(), t, g), 0, int(getpid()), host,
+                           p.layout.device(p.world.localRank(), t, g));
+    }
+  }
+  for (const std::string& lines : p.world.gather(mine)) print(main, lines);
+}
+
+// One thread's benchmark: its -g ranks, the whole sweep, in step with the other threads and
+// processes. Every thread computes the same reduced figures; thread 0 of process 0 prints them.
 class Bench {
  public:
-  Bench(World& world, const Options& o, const CollectiveTest& test, int argc, char** argv)
-      : world_(world), o_(o), test_(test), nranks_(world.size() * o.gpus),
-        main_(world.rank() == 0), json_(argc, argv) {}
+  Bench(Process& p, int thread, int argc, char** argv)
+      : p_(p), world_(p.world), o_(p.o), test_(p.test), thread_(thread),
+        nranks_(p.layout.nranks()), main_(world_.rank() == 0 && thread == 0), json_(argc, argv) {}
 
   int run() {
-    if (main_ && !o_.jsonPath.empty()) print(fmt::format("# Writing JSON output to {}\n", o_.jsonPath));
-    printPreamble();
-    if (test_.rooted && o_.root >= nranks_) {
-      throw Failure(fmt::format("invalid root {} for {} ranks", o_.root, nranks_));
-    }
-    ranks_ = std::make_unique<LocalRanks>(world_, o_.gpus, bufferBytes(), o_.timeoutSec);
-    print(headerLines());
+    const RankSlice slice{p_.layout.rank(world_.rank(), thread_, 0),
+                          p_.layout.device(world_.localRank(), thread_, 0), o_.gpus, nranks_};
+    ranks_ = std::make_unique<LocalRanks>(slice, bufferBytes(), o_.timeoutSec,
+                                          p_.id ? &*p_.id : nullptr);
+    print(main_, headerLines());
     const std::vector<trncclRedOp_t> ops = test_.reduces ? o_.ops : std::vector{trncclSum};
     std::vector<int> roots{-1};
     if (test_.rooted) {
@@ -59,8 +115,8 @@ class Bench {
       }
     }
     const double avg = avg_.mean();
-    print(footerLines(errors_, avg, test_.name));
-    print("\n");
+    print(main_, footerLines(errors_, avg, test_.name));
+    print(main_, "\n");
     if (main_ && !o_.jsonPath.empty()) json_.write(o_.jsonPath, o_, nranks_, errors_, avg);
     ranks_.reset();
     return errors_ ? 1 : 0;
@@ -71,35 +127,9 @@ class Bench {
   }
 
  private:
-  void print(const std::string& s) const {
-    if (!main_) return;
-    std::fwrite(s.data(), 1, s.size(), stdout);
-    std::fflush(stdout);
-  }
-
-  void printPreamble() {
-    int version = 0;
-    check(trncclGetVersion(&version), "trncclGetVersion");
-    std::string s = fmt::format("# trnccl-tests version {} trnccl-library={}\n", kTestsVersion, version);
-    s += fmt::format("# Collective test starting: {}\n", test_.name);
-    s += fmt::sprintf(
-        "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
-        "agg iters: %d validation: %d graph: %d unalign: %d\n",
-        o_.threads, o_.gpus, long(o_.minBytes), long(o_.maxBytes),
-        long(o_.stepFactor > 1 ? o_.stepFactor : o_.stepBytes),
-        o_.stepFactor > 1 ? "factor" : "bytes", o_.warmupIters, o_.iters, 1, o_.check, 0, 0);
-    if (o_.blocking == 1) s += "# Blocking Enabled: wait for completion and barrier after each collective \n";
-    if (o_.blocking > 1) s += "# Blocking Enabled: wait for completion after each collective (no barrier) \n";
-    s += "#\n# Using devices\n";
-    print(s);
-    std::string mine;
-    const std::string host = hostName();
-    for (int i = 0; i < o_.gpus; ++i) {
-      mine += fmt::sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [trnccl emulated NeuronCore]\n",
-                           world_.rank() * o_.gpus + i, 0, int(getpid()), host,
-                           world_.localRank() * o_.gpus + i);
-    }
-    for (const std::string& lines : world_.gather(mine)) print(lines);
+  // Thread barrier, then (thread 0) the processes' barrier: nccl-tests' Barrier().
+  void barrier() {
+    p_.team.sync(thread_, [this] { world_.barrier(); });
   }
 
   // Bytes each device buffer needs for the largest size of every type, in place included.
@@ -139,7 +169,7 @@ class Bench {
   }
 
   void timeTest(trncclDataType_t type, trncclRedOp_t op, int root) {
-    world_.barrier();
+    barrier();
     warmUp(testCase(type, op, root, o_.maxBytes));
     warmUp(testCase(type, op, root, o_.minBytes));
     const TypeInfo& t = typeInfo(type);
@@ -148,60 +178,91 @@ class Bench {
       TestCase tc = testCase(type, op, root, size);
       JsonRow row{rowBytes(tc.counts, t.size), tc.counts.param,
                   std::string(t.name), opText, root, {}, {}};
-      print(rowPrefix(row.size, row.count, row.type, row.redop, root));
+      print(main_, rowPrefix(row.size, row.count, row.type, row.redop, root));
       row.outOfPlace = benchTime(tc, false);
       if (test_.inPlace) {
         row.inPlace = benchTime(tc, true);
       } else {
-        print(rowBodyNotRun());
+        print(main_, rowBodyNotRun());
       }
-      print("\n");
-      json_.addRow(std::move(row));
+      print(main_, "\n");
+      if (main_) json_.addRow(std::move(row));
     }
   }
 
   JsonHalf benchTime(TestCase& tc, bool inPlace) {
     using Clock = std::chrono::steady_clock;
-    world_.barrier();
+    barrier();
     const auto start = Clock::now();
     for (int i = 0; i < o_.iters; ++i) {
       launchAll(tc, inPlace);
       if (o_.blocking == 1 || o_.blocking == 2) ranks_->waitAll();
-      if (o_.blocking == 1) world_.barrier();
+      if (o_.blocking == 1) barrier();
     }
     ranks_->waitAll();
-    if (o_.blocking == 3) world_.barrier();
+    if (o_.blocking == 3) barrier();
     double sec = std::chrono::duration<double>(Clock::now() - start).count() / o_.iters;
-    sec = world_.reduceTime(sec, TimeAverage(o_.average));
+    sec = p_.team.reduceTime(thread_, sec, TimeAverage(o_.average), world_);
     const Bandwidth bw =
         rowBandwidth(test_, tc.counts, typeInfo(tc.key.type).size, sec, nranks_);
 
     int64_t wrong = 0;
     for (int c = 0; c < o_.check; ++c) {
-      tc.key.rep = ++rep_;  // the same sequence in every process
+      tc.key.rep = ++rep_;  // the same sequence in every thread and process
       initData(test_, tc, inPlace, *ranks_);
       launchAll(tc, inPlace);
       ranks_->waitAll();
-      wrong = world_.sum(countWrong(test_, tc, inPlace, *ranks_));
+      wrong = p_.team.sum(thread_, countWrong(test_, tc, inPlace, *ranks_), world_);
       if (wrong) break;
     }
     errors_ += wrong;
     avg_.add(bw.busBw);
-    print(rowBody(sec * 1e6, bw, o_.check > 0, wrong));
+    print(main_, rowBody(sec * 1e6, bw, o_.check > 0, wrong));
     return JsonHalf{sec * 1e6, bw.algBw, bw.busBw, o_.check > 0, wrong};
   }
 
+  Process& p_;
   World& world_;
   const Options& o_;
   const CollectiveTest& test_;
+  const int thread_;
   const int nranks_;
   const bool main_;
   std::unique_ptr<LocalRanks> ranks_;
   int64_t errors_ = 0;
   int rep_ = 0;
   BusBwAverage avg_;
-  JsonReport json_;
+  JsonReport json_;  // filled and written by the main thread only
 };
+
+// A Failure in any thread ends the process: the first failing thread reports it, breaks the
+// team (the others stop waiting) and aborts its communicators so that no peer waits on them,
+// then ends the run without tearing down what other threads may still use. The main thread
+// ends every process with MPI_Abort; another thread may not call MPI (MPI_THREAD_FUNNELED) and
+// exits, which mpirun treats as a failed job and ends the other processes.
+[[noreturn]] void fail(Process& p, int thread, Bench* bench, const Failure& f) {
+  std::lock_guard once(p.failing);  // later failures (often "another thread failed") wait here
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s: %s\n", hostName().c_str(), std::string(p.test.name).c_str(),
+               f.what());
+  std::fflush(stderr);
+  p.team.fail();
+  if (bench) bench->abortComms();
+  std::fflush(stdout);
+  if (thread == 0 && p.world.usesMpi()) p.world.abort(1);
+  std::_Exit(1);
+}
+
+// Thread `thread`'s whole run; returns its exit status or ends the process on a failure.
+int runThread(Process& p, int thread, int argc, char** argv) {
+  std::unique_ptr<Bench> bench;
+  try {
+    bench = std::make_unique<Bench>(p, thread, argc, argv);
+    return bench->run();
+  } catch (const Failure& f) {
+    fail(p, thread, bench.get(), f);
+  }
+}
 
 }  // namespace
 
@@ -212,21 +273,33 @@ int runPerf(int argc, char** argv, const CollectiveTest& test) {
     if (world.rank() == 0) std::fputs(parsed.message.c_str(), *parsed.exitCode ? stderr : stdout);
     return *parsed.exitCode;
   }
-  Bench bench(world, parsed.options, test, argc, argv);
+  const Options& o = parsed.options;
+  Process p{world, o, test, RankLayout{world.size(), o.threads, o.gpus},
+            ThreadTeam(o.threads, o.timeoutSec), std::nullopt, {}};
   try {
-    return bench.run();
+    printPreamble(p);
+    if (test.rooted && o.root >= p.layout.nranks()) {
+      throw Failure(fmt::format("invalid root {} for {} ranks", o.root, p.layout.nranks()));
+    }
+    // One process with one thread creates every rank with trncclCommInitAll; otherwise ranks
+    // join by trncclCommInitRank with process 0's unique id.
+    if (world.usesMpi() || o.threads > 1) {
+      trncclUniqueId id{};
+      if (world.rank() == 0) check(trncclGetUniqueId(&id), "trncclGetUniqueId");
+      world.broadcast(&id, sizeof(id), 0);
+      p.id = id;
+    }
   } catch (const Failure& f) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s: %s: %s\n", hostName().c_str(), std::string(test.name).c_str(),
-                 f.what());
-    std::fflush(stderr);
-    // Stop the communicators so that no peer waits on this process, then end the run without
-    // tearing down what may still be in use.
-    bench.abortComms();
-    std::fflush(stdout);
-    if (world.usesMpi()) world.abort(1);
-    std::_Exit(1);
+    fail(p, 0, nullptr, f);
   }
+  // Threads 1.. run beside the main thread, which is thread 0 and the only one calling MPI.
+  std::vector<std::thread> others;
+  for (int t = 1; t < o.threads; ++t) {
+    others.emplace_back([&p, t, argc, argv] { runThread(p, t, argc, argv); });
+  }
+  const int status = runThread(p, 0, argc, argv);
+  for (std::thread& t : others) t.join();
+  return status;
 }
 
 }  // namespace trnccl::perf

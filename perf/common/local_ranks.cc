@@ -21,22 +21,23 @@ void check(trnrtError_t error, std::string_view what) {
                             int(error), last && *last ? ": " : "", last ? last : ""));
 }
 
-LocalRanks::LocalRanks(World& world, int gpus, size_t bufferBytes, double timeoutSec)
-    : nranks_(world.size() * gpus), bufferBytes_(bufferBytes), timeoutSec_(timeoutSec) {
+LocalRanks::LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeoutSec,
+                       const trncclUniqueId* id)
+    : nranks_(slice.nranks), bufferBytes_(bufferBytes), timeoutSec_(timeoutSec) {
   int available = 0;
   check(trnrtGetDeviceCount(&available), "trnrtGetDeviceCount");
-  for (int i = 0; i < gpus; ++i) {
+  for (int i = 0; i < slice.count; ++i) {
     LocalRank r;
-    r.rank = world.rank() * gpus + i;
-    r.device = world.localRank() * gpus + i;
+    r.rank = slice.firstRank + i;
+    r.device = slice.firstDevice + i;
     if (r.device >= available) {
       throw Failure(fmt::format("invalid number of devices: device {} requested but only {} "
-                                "exist (TRNRT_NUM_DEVICES); check -g and processes per host",
+                                "exist (TRNRT_NUM_DEVICES); check -t, -g and processes per host",
                                 r.device, available));
     }
     ranks_.push_back(r);
   }
-  createComms(world);
+  createComms(id);
   for (LocalRank& r : ranks_) {
     check(trnrtSetDevice(r.device), "trnrtSetDevice");
     check(trnrtStreamCreate(&r.stream), "trnrtStreamCreate");
@@ -50,8 +51,8 @@ LocalRanks::LocalRanks(World& world, int gpus, size_t bufferBytes, double timeou
   }
 }
 
-void LocalRanks::createComms(World& world) {
-  if (!world.usesMpi()) {
+void LocalRanks::createComms(const trncclUniqueId* id) {
+  if (id == nullptr) {
     std::vector<int> devices;
     for (const LocalRank& r : ranks_) devices.push_back(r.device);
     std::vector<trncclComm_t> comms(ranks_.size(), nullptr);
@@ -59,9 +60,6 @@ void LocalRanks::createComms(World& world) {
     for (size_t i = 0; i < ranks_.size(); ++i) ranks_[i].comm = comms[i];
     return;
   }
-  trncclUniqueId id{};
-  if (world.rank() == 0) check(trncclGetUniqueId(&id), "trncclGetUniqueId");
-  world.broadcast(&id, sizeof(id), 0);
   // trncclCommInitRank blocks until all ranks joined: one thread per local rank.
   std::vector<std::string> errors(ranks_.size());
   std::vector<std::thread> threads;
@@ -70,7 +68,7 @@ void LocalRanks::createComms(World& world) {
       LocalRank& r = ranks_[i];
       try {
         check(trnrtSetDevice(r.device), "trnrtSetDevice");
-        check(trncclCommInitRank(&r.comm, nranks_, id, r.rank),
+        check(trncclCommInitRank(&r.comm, nranks_, *id, r.rank),
               fmt::format("trncclCommInitRank(rank {})", r.rank));
       } catch (const Failure& f) {
         errors[i] = f.what();

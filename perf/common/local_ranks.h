@@ -1,5 +1,6 @@
-// The ranks this process drives: one communicator, stream and pair of device buffers per
-// device, all issued from one thread (trnccl calls only enqueue on the stream).
+// The ranks one thread drives (-g): one communicator, stream and pair of device buffers per
+// device, all issued from that thread (trnccl calls only enqueue on the stream). With -t every
+// thread of a process owns its own LocalRanks.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/world.h"
 #include "trnccl/trnccl.h"
 
 namespace trnccl::perf {
@@ -32,10 +32,20 @@ struct LocalRank {
   char* recv = nullptr;
 };
 
+// Ranks firstRank .. firstRank + count - 1 of nranks, on devices firstDevice + i.
+struct RankSlice {
+  int firstRank = 0;
+  int firstDevice = 0;
+  int count = 1;
+  int nranks = 1;
+};
+
 class LocalRanks {
  public:
-  // Ranks world.rank()*gpus .. +gpus-1 of world.size()*gpus, on devices localRank*gpus + i.
-  LocalRanks(World& world, int gpus, size_t bufferBytes, double timeoutSec);
+  // With id, every rank joins with trncclCommInitRank; without, the slice must be the whole run
+  // and one trncclCommInitAll creates it.
+  LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeoutSec,
+             const trncclUniqueId* id);
   ~LocalRanks();
   LocalRanks(const LocalRanks&) = delete;
   LocalRanks& operator=(const LocalRanks&) = delete;
@@ -51,7 +61,7 @@ class LocalRanks {
   void abortAll();
 
  private:
-  void createComms(World& world);
+  void createComms(const trncclUniqueId* id);
   void waitPolling();
 
   std::vector<LocalRank> ranks_;

@@ -61,8 +61,8 @@ std::vector<size_t> sizeSweep(const Options& o) {
 std::string usage(const char* program) {
   return fmt::format(
       "USAGE: {} \n"
-      "\t[-t,--nthreads <num threads>] (only 1)\n"
-      "\t[-g,--ngpus <devices per thread>] \n"
+      "\t[-t,--nthreads <num threads>] threads per process, each driving -g devices\n"
+      "\t[-g,--ngpus <devices per thread>] ranks = processes x threads x devices\n"
       "\t[-b,--minbytes <min size in bytes>] (K/M/G suffixes: 2^10, 2^20, 2^30)\n"
       "\t[-e,--maxbytes <max size in bytes>] \n"
       "\t[-i,--stepbytes <increment size>] \n"
@@ -115,7 +115,7 @@ ParseResult parseOptions(int argc, char** argv) {
     };
     bool ok = true;
     switch (c) {
-      case 't': ok = intArg(1, 1, o.threads); break;  // threads are not supported yet
+      case 't': ok = intArg(1, kMaxThreads, o.threads); break;
       case 'g': ok = intArg(1, 1 << 16, o.gpus); break;
       case 'n': ok = intArg(1, 1 << 30, o.iters); break;
       case 'w': ok = intArg(0, 1 << 30, o.warmupIters); break;
@@ -165,7 +165,10 @@ ParseResult parseOptions(int argc, char** argv) {
         return fail(fmt::format("invalid option '{}'", argv[optind - 1]));
     }
     if (!ok) {
-      if (c == 't') return fail(fmt::format("-t {}: only 1 thread per process is supported", arg));
+      if (c == 't') {
+        return fail(fmt::format("invalid value '{}' for -t: the number of threads per process "
+                                "must be an integer in [1, {}]", arg, kMaxThreads));
+      }
       return fail(fmt::format("invalid value '{}' for -{}", arg, char(c)));
     }
   }

@@ -11,9 +11,12 @@
 
 namespace trnccl::perf {
 
+// Upper bound of -t: each thread drives its own devices, and a host has at most a few hundred.
+constexpr int kMaxThreads = 1024;
+
 struct Options {
-  int threads = 1;                 // -t: threads per process (only 1 is supported)
-  int gpus = 1;                    // -g: devices (ranks) per process
+  int threads = 1;                 // -t: threads per process
+  int gpus = 1;                    // -g: devices (ranks) per thread
   size_t minBytes = 32u << 20;     // -b
   size_t maxBytes = 32u << 20;     // -e
   size_t stepBytes = 1u << 20;     // -i
@@ -24,7 +27,7 @@ struct Options {
   std::vector<trncclRedOp_t> ops{trncclSum};        // -o
   std::vector<trncclDataType_t> types{trncclFloat};  // -d
   int root = 0;                    // -r: root rank; -1 = all roots
-  int average = 1;                 // -a: 0 rank 0, 1 avg, 2 min, 3 max over processes
+  int average = 1;                 // -a: 0 rank 0, 1 avg, 2 min, 3 max over processes x threads
   int blocking = 0;                // -z
   double timeoutSec = 0;           // -T: 0 = no timeout
   std::string jsonPath;            // -J

@@ -11,7 +11,9 @@ namespace trnccl::perf {
 World::World([[maybe_unused]] int* argc, [[maybe_unused]] char*** argv) {
 #ifdef TRNCCL_PERF_MPI
   if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return;
-  MPI_Init(argc, argv);
+  // -t threads: only the main thread calls MPI (the driver's thread 0), which FUNNELED allows.
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   mpi_ = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);

@@ -1,6 +1,7 @@
 // The processes of a run: one process stand-alone, or all of MPI_COMM_WORLD under mpirun.
 // MPI is used only when built with it (TRNCCL_PERF_MPI) and launched by Open MPI
-// (OMPI_COMM_WORLD_SIZE is set), so a stand-alone run never needs an MPI runtime.
+// (OMPI_COMM_WORLD_SIZE is set), so a stand-alone run never needs an MPI runtime. Only the
+// main thread may call its members (MPI_THREAD_FUNNELED); the -t threads meet in ThreadTeam.
 #pragma once
 
 #include <cstddef>
