@@ -1,5 +1,5 @@
 // Unit tests of the benchmark arithmetic: bandwidths, number formatting, size parsing and
-// sweeps, option parsing, the data model's encodings and expected values, and every
+// sweeps, option parsing, -t/-g rank numbering and time reductions, the data model's encodings and expected values, and every
 // collective's descriptor (counts, size column, busbw against nccl-tests' formulas, and
 // expected results against a host simulation of the collective).
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "common/collective.h"
 #include "common/data.h"
 #include "common/options.h"
+#include "common/rank_layout.h"
 #include "common/report.h"
 
 namespace trnccl::perf {
@@ -160,8 +161,59 @@ TEST(PerfOptions, Flags) {
   EXPECT_EQ(l.options.ops, std::vector{trncclMax});
 }
 
+TEST(PerfOptions, Threads) {
+  const ParseResult r = parse({"-t", "3", "-g", "2"});
+  ASSERT_FALSE(r.exitCode) << r.message;
+  EXPECT_EQ(r.options.threads, 3);
+  EXPECT_EQ(r.options.gpus, 2);
+  EXPECT_EQ(parse({"--nthreads", "2"}).options.threads, 2);
+  EXPECT_FALSE(parse({"-t", std::to_string(kMaxThreads)}).exitCode);
+  for (const char* bad : {"0", "-1", "x", "2.5", ""}) {
+    const ParseResult b = parse({"-t", bad});
+    EXPECT_EQ(b.exitCode, 1) << bad;
+    EXPECT_NE(b.message.find("the number of threads per process must be an integer in [1, "),
+              std::string::npos) << b.message;
+  }
+  EXPECT_EQ(parse({"-t", std::to_string(kMaxThreads + 1)}).exitCode, 1);
+}
+
+TEST(PerfLayout, RanksAsNcclTests) {
+  // mpirun -np 2 ... -t 2 -g 3: rank = (process * threads + thread) * gpus + gpu.
+  const RankLayout l{2, 2, 3};
+  EXPECT_EQ(l.nranks(), 12);
+  EXPECT_EQ(l.rank(0, 0, 0), 0);
+  EXPECT_EQ(l.rank(0, 0, 2), 2);
+  EXPECT_EQ(l.rank(0, 1, 0), 3);
+  EXPECT_EQ(l.rank(1, 0, 0), 6);
+  EXPECT_EQ(l.rank(1, 1, 2), 11);
+  // Every rank exactly once, in process, thread, device order.
+  int next = 0;
+  for (int p = 0; p < l.processes; ++p) {
+    for (int t = 0; t < l.threads; ++t) {
+      for (int g = 0; g < l.gpus; ++g) EXPECT_EQ(l.rank(p, t, g), next++);
+    }
+  }
+  // Devices follow the local rank: two processes of one host use devices 0-5 and 6-11.
+  EXPECT_EQ(l.device(1, 0, 0), 6);
+  EXPECT_EQ(l.device(0, 1, 1), 4);
+  // Stand-alone -t 2 -g 2: four ranks, thread 1 on devices 2 and 3.
+  const RankLayout alone{1, 2, 2};
+  EXPECT_EQ(alone.nranks(), 4);
+  EXPECT_EQ(alone.rank(0, 1, 0), 2);
+  EXPECT_EQ(alone.device(0, 1, 1), 3);
+}
+
+TEST(PerfLayout, ThreadTimesAsAverageFlag) {
+  const std::vector<double> t{3.0, 1.0, 8.0, 4.0};
+  EXPECT_DOUBLE_EQ(combineThreadTimes(t, TimeAverage::kRank0), 3.0);
+  EXPECT_DOUBLE_EQ(combineThreadTimes(t, TimeAverage::kMean), 4.0);
+  EXPECT_DOUBLE_EQ(combineThreadTimes(t, TimeAverage::kMin), 1.0);
+  EXPECT_DOUBLE_EQ(combineThreadTimes(t, TimeAverage::kMax), 8.0);
+  EXPECT_DOUBLE_EQ(combineThreadTimes(std::vector<double>{2.5}, TimeAverage::kMean), 2.5);
+  EXPECT_DOUBLE_EQ(combineThreadTimes({}, TimeAverage::kMax), 0.0);
+}
+
 TEST(PerfOptions, Rejects) {
-  EXPECT_EQ(parse({"-t", "2"}).exitCode, 1);  // threads: only 1
   EXPECT_EQ(parse({"-d", "float128"}).exitCode, 1);
   EXPECT_EQ(parse({"-o", "mulsum"}).exitCode, 1);
   EXPECT_EQ(parse({"-b", "2M", "-e", "1M"}).exitCode, 1);
