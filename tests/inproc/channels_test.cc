@@ -156,10 +156,24 @@ TEST(ChannelSchedules, TwoChannelsUseBothRingsAndNeverShareAConnectionDirection)
   }
 }
 
-TEST(ChannelSchedules, OneRingFallsBackToOneChannel) {
+// 16 ranks fill two torus rows: one snake ring, so 2 channels fall back to 1; rank 0 still
+// receives from a torus neighbour chip, not from rank 15 as the natural order would.
+TEST(ChannelSchedules, OneRingFallsBackToOneChannelAlongLinks) {
+  auto topo = topology::loadTopology("trn1.32xlarge");
+  ASSERT_TRUE(topo.isOk());
+  auto layout = topology::makeLayout(*topo, 16);
+  ASSERT_TRUE(layout.isOk());
   std::vector<std::byte> send, recv;
   auto s = build(Collective::kAllReduce, 16, 0, 100000, 2, send, recv);
-  for (const auto& st : s.steps) EXPECT_FALSE(st.withNext);
+  std::set<int> recvPeers;
+  for (const auto& st : s.steps) {
+    EXPECT_FALSE(st.withNext);
+    if (st.recvPeer >= 0) recvPeers.insert(st.recvPeer);
+  }
+  ASSERT_EQ(recvPeers.size(), 1u);
+  const int peer = *recvPeers.begin();
+  EXPECT_NE(peer, 15);
+  EXPECT_TRUE(topology::areTorusNeighbors(layout->place(peer).chip, 0, 4, 4)) << "rank " << peer;
 }
 
 // Channel counts of the ring for a call, whether or not the ring is the algorithm chosen.
@@ -273,6 +287,33 @@ std::vector<ChannelCase> channelMatrix() {
 
 INSTANTIATE_TEST_SUITE_P(Channels, RingChannels, ::testing::ValuesIn(channelMatrix()),
                          channelCaseName);
+
+// Small shm FIFOs (slice 4 KiB = 1024 floats): all-reduce parts span several iterations, and
+// the two channels' iteration counts differ (parts of 32769 and 32768 elements, 32768 per
+// iteration at 32 ranks), so one channel runs its last iteration alone.
+TEST(RingChannelsSmallSlices, UnequalIterationCountsPerChannel) {
+  setenv("TRNCCL_SHM_FIFO_BYTES", "16384", 1);
+  auto ranks = std::make_unique<Ranks>(32);
+  unsetenv("TRNCCL_SHM_FIFO_BYTES");
+  setenv("TRNCCL_ALGO", "ring", 1);
+  for (int channels : {1, 2}) {
+    setenv("TRNCCL_NCHANNELS", std::to_string(channels).c_str(), 1);
+    for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kAllGather}) {
+      const size_t count = coll == Coll::kAllReduce ? 2 * 32768 + 1 : 2 * 1024 + 1;
+      Case c{coll, 32, trncclFloat32, trncclSum, count, false, 0};
+      std::vector<std::vector<unsigned char>> out(32);
+      ranks->run([&](int r) { out[r] = runOnRank(c, r, ranks->comm(r), ranks->stream(r)); });
+      for (int r = 0; r < 32; ++r) {
+        EXPECT_EQ(countWrong(c, r, out[r]), 0u) << collName(coll) << " rank " << r;
+      }
+      if (sameOnAllRanks(coll)) {
+        for (int r = 1; r < 32; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r;
+      }
+    }
+  }
+  unsetenv("TRNCCL_NCHANNELS");
+  unsetenv("TRNCCL_ALGO");
+}
 
 }  // namespace
 }  // namespace trnccl::testing
