@@ -61,6 +61,15 @@ Choice estimate(const algorithms::Algorithm& algo, const algorithms::CollArgs& a
   return Choice{&algo, estimateUs(algo.name, a, links).value_or(-1), a.channels};
 }
 
+// Keeps `c` if it beats `best`: any estimate over none, then the smallest; ties keep the
+// table's order.
+void consider(Choice& best, const Choice& c) {
+  const double est = c.estimateUs;
+  if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
+    best = c;
+  }
+}
+
 }  // namespace
 
 bool algoAllowed(const std::string& spec, const std::string& coll, const std::string& algo) {
@@ -103,12 +112,7 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
   Choice best;
   for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
     if (!algoAllowed(spec, coll, algo.name) || !algo.supports(args)) continue;
-    Choice c = estimate(algo, args, links);
-    // Prefer any estimate over none, then the smallest; ties keep the table's order.
-    const double est = c.estimateUs;
-    if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
-      best = c;
-    }
+    consider(best, estimate(algo, args, links));
   }
   if (best.algorithm == nullptr && !spec.empty()) {
     // As NCCL falls back when a forced algorithm can't run: warn once, then choose freely.
@@ -119,11 +123,7 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
     });
     for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
       if (!algo.supports(args)) continue;
-      Choice c = estimate(algo, args, links);
-      const double est = c.estimateUs;
-      if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
-        best = c;
-      }
+      consider(best, estimate(algo, args, links));
     }
   }
   if (best.algorithm == nullptr) {
