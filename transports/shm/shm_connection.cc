@@ -29,22 +29,6 @@ int openPidfd(pid_t pid) {
 #endif
 }
 
-const char* kindName(uint32_t kind) {
-  switch (static_cast<RecordKind>(kind)) {
-    case RecordKind::kBegin:
-      return "header";
-    case RecordKind::kInline:
-      return "inline";
-    case RecordKind::kPointer:
-      return "pointer";
-    case RecordKind::kArena:
-      return "arena";
-    case RecordKind::kCma:
-      return "cma";
-  }
-  return "unknown";
-}
-
 void countRecord(RecordKind kind) {
   testing::Counters& counters = testing::counters();
   std::atomic<uint64_t>& counter = kind == RecordKind::kInline    ? counters.inlineRecords
@@ -206,41 +190,17 @@ Status ShmConnection::beginRecv(uint64_t tag, size_t bytes) {
 }
 
 Status ShmConnection::checkBegin(const Record& record) const {
-  if (record.kind != static_cast<uint32_t>(RecordKind::kBegin)) {
-    return Status(Code::kInternalError,
-                  fmt::format("shm: expected a message header from rank {} (tag {:#x}, {} bytes), "
-                              "found a record of kind {} ({})",
-                              link_.peer, recvTag_, recvBytes_, record.kind, kindName(record.kind)),
-                  link_.peer);
-  }
-  if (record.a != recvTag_ || record.bytes != recvBytes_) {
-    return Status(Code::kInternalError,
-                  fmt::format("shm: message from rank {} has tag {:#x} and {} bytes, expected "
-                              "tag {:#x} and {} bytes",
-                              link_.peer, record.a, record.bytes, recvTag_, recvBytes_),
-                  link_.peer);
-  }
-  return Status::ok();
+  std::string problem = beginRecordProblem(record, expected());
+  if (problem.empty()) return Status::ok();
+  return Status(Code::kInternalError, fmt::format("shm: from rank {}: {}", link_.peer, problem),
+                link_.peer);
 }
 
 Status ShmConnection::checkData(const Record& record) const {
-  uint64_t left = recvBytes_ - recvGot_;
-  auto kind = static_cast<RecordKind>(record.kind);
-  bool known = kind == RecordKind::kInline || kind == RecordKind::kPointer ||
-               kind == RecordKind::kArena || kind == RecordKind::kCma;
-  bool sane =
-      record.bytes != 0 && record.bytes <= left &&
-      (kind != RecordKind::kInline || record.bytes <= inCap_ - kRecordBytes) &&
-      (kind != RecordKind::kArena || (record.a <= record.b && record.bytes <= record.b - record.a));
-  if (!known || !sane) {
-    return Status(
-        Code::kInternalError,
-        fmt::format("shm: corrupt record from rank {} in message tag {:#x}: kind {} "
-                    "({}), {} bytes, {} bytes of the message left",
-                    link_.peer, recvTag_, record.kind, kindName(record.kind), record.bytes, left),
-        link_.peer);
-  }
-  return Status::ok();
+  std::string problem = dataRecordProblem(record, expected());
+  if (problem.empty()) return Status::ok();
+  return Status(Code::kInternalError, fmt::format("shm: from rank {}: {}", link_.peer, problem),
+                link_.peer);
 }
 
 // Reads the record at tail_, if one was published. Returns whether one was read.
@@ -288,7 +248,7 @@ Result<const std::byte*> ShmConnection::descriptorBytes(size_t bytes) {
       return static_cast<const std::byte*>(scratch_.data());
     }
     default:
-      return internalError("shm: record kind {} is not a descriptor", kindName(record.kind));
+      return internalError("shm: record kind {} is not a descriptor", recordKindName(record.kind));
   }
 }
 

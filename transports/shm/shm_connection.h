@@ -23,23 +23,13 @@
 #include <memory>
 #include <vector>
 
+#include "transports/shm/record.h"
 #include "transports/shm/segment.h"
 #include "transports/shm/zero_copy.h"
 #include "transports/transport.h"
 
 namespace trnccl::transport::shm {
 
-enum class RecordKind : uint32_t { kBegin = 1, kInline = 2, kPointer = 3, kArena = 4, kCma = 5 };
-
-struct Record {
-  uint32_t kind = 0;
-  int32_t fd = -1;     // kArena: the arena's descriptor in the sender
-  uint64_t bytes = 0;  // kBegin: message bytes; others: bytes this record covers
-  uint64_t a = 0;      // kBegin: tag; kPointer/kCma: address; kArena: offset in the arena
-  uint64_t b = 0;      // kArena: arena bytes
-};
-inline constexpr size_t kRecordBytes = 32;
-static_assert(sizeof(Record) == kRecordBytes);
 
 // Everything connect() learned about one peer.
 struct PeerLink {
@@ -90,6 +80,7 @@ class ShmConnection final : public Connection {
   Result<bool> nextRecord();
   Status checkBegin(const Record& record) const;
   Status checkData(const Record& record) const;
+  Expected expected() const { return {recvTag_, recvBytes_, recvGot_, inCap_}; }
   Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
   Result<const std::byte*> descriptorBytes(size_t bytes);
   void publishTail();

@@ -136,30 +136,12 @@ Status TcpConnection::beginRecv(uint64_t tag, size_t bytes) {
 }
 
 Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk) const {
-  if (header.magic != kFrameMagic) {
-    return Status(Code::kInternalError,
-                  fmt::format("tcp: corrupt frame from rank {} ({}): magic {:#x}, expected {:#x} "
-                              "(expecting tag {:#x}, {} bytes, at byte {})",
-                              peer(), link_->name(chunk.stream), header.magic, kFrameMagic,
-                              recvTag_, recvBytes_, chunk.offset),
-                  peer());
-  }
-  if (header.tag != recvTag_ || header.messageBytes != recvBytes_) {
-    return Status(Code::kInternalError,
-                  fmt::format("tcp: message from rank {} has tag {:#x} and {} bytes, expected "
-                              "tag {:#x} and {} bytes",
-                              peer(), header.tag, header.messageBytes, recvTag_, recvBytes_),
-                  peer());
-  }
-  if (header.offset != chunk.offset || header.chunkBytes != chunk.bytes) {
-    return Status(Code::kInternalError,
-                  fmt::format("tcp: frame from rank {} ({}) of message tag {:#x} covers bytes "
-                              "[{}, +{}), expected [{}, +{})",
-                              peer(), link_->name(chunk.stream), recvTag_, header.offset,
-                              header.chunkBytes, chunk.offset, chunk.bytes),
-                  peer());
-  }
-  return Status::ok();
+  std::string problem = frameProblem(header, recvTag_, recvBytes_, chunk.offset, chunk.bytes);
+  if (problem.empty()) return Status::ok();
+  return Status(Code::kInternalError,
+                fmt::format("tcp: from rank {} ({}): {}", peer(), link_->name(chunk.stream),
+                            problem),
+                peer());
 }
 
 // Reads and checks the header of `chunk`; false when it has not fully arrived.

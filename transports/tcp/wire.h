@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace trnccl::transport::tcp {
 
@@ -43,6 +44,12 @@ struct FrameHeader {
   uint64_t offset = 0;        // of the chunk within the message
 };
 static_assert(sizeof(FrameHeader) == 32);
+
+// Empty when `header` is exactly the frame the receiver expects next: message `tag` of
+// `messageBytes`, chunk [offset, +chunkBytes); otherwise what differs. Pure, so
+// fuzz/transport_records.cc drives it with arbitrary bytes.
+std::string frameProblem(const FrameHeader& header, uint64_t tag, uint64_t messageBytes,
+                         uint64_t offset, uint64_t chunkBytes);
 
 // One rank's listener, as exchanged at setup. family 0: this rank does not listen (it has no
 // lower-ranked tcp peer).

@@ -151,7 +151,7 @@ TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {
   EXPECT_EQ(got.status().code(), Code::kInternalError);
   EXPECT_EQ(got.status().peer(), 0);
   EXPECT_EQ(got.status().message(),
-            "shm: message from rank 0 has tag 0x11 and 4096 bytes, expected tag 0x22 and 8192 "
+            "shm: from rank 0: message has tag 0x11 and 4096 bytes, expected tag 0x22 and 8192 "
             "bytes");
 }
 

@@ -46,9 +46,10 @@ TEST(TcpErrors, TagMismatchNamesPeerTagsAndSizes) {
   ASSERT_FALSE(status.isOk());
   EXPECT_EQ(status.code(), Code::kInternalError);
   EXPECT_EQ(status.peer(), 0);
-  EXPECT_EQ(status.message(),
-            "tcp: message from rank 0 has tag 0x11 and 4096 bytes, expected tag 0x22 and 8192 "
-            "bytes");
+  EXPECT_TRUE(status.message().starts_with("tcp: from rank 0 (")) << status.message();
+  EXPECT_TRUE(status.message().ends_with(
+      "message has tag 0x11 and 4096 bytes, expected tag 0x22 and 8192 bytes"))
+      << status.message();
 }
 
 TEST(TcpErrors, SizeMismatchIsCaughtBeforeAnyByteIsHandedOut) {
@@ -65,9 +66,9 @@ TEST(TcpErrors, SizeMismatchIsCaughtBeforeAnyByteIsHandedOut) {
     status = n.status();
   }
   EXPECT_EQ(handed, 0u);
-  EXPECT_EQ(status.message(),
-            "tcp: message from rank 0 has tag 0x11 and 1048576 bytes, expected tag 0x11 and 100 "
-            "bytes");
+  EXPECT_TRUE(status.message().ends_with(
+      "message has tag 0x11 and 1048576 bytes, expected tag 0x11 and 100 bytes"))
+      << status.message();
 }
 
 // The peer closes in the middle of a message: the receiver gets what was sent, then an error
