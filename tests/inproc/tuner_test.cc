@@ -31,8 +31,12 @@ TEST(Tuner, Trn1WholeTorus) {
   EXPECT_EQ(view->shape->torus.numCols(), 8);
   using algorithms::Collective;
   EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 1024), "mesh");
-  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "torus2d");
-  EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 20), "torus2d");
+  // Two edge-disjoint physical rings: the 2-channel ring has twice a torus row's links.
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 2 << 20), "rdh");
+  // All-gather counts are per rank: 64 KiB each gathers 2 MiB.
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 10), "torus2d");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "ring");
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 20), "ring");
   EXPECT_EQ(chosen(*view, Collective::kBroadcast, 32, 64 << 20), "chain");
 }
 
@@ -52,7 +56,7 @@ TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {
   ASSERT_TRUE(view.isOk());
   setenv("TRNCCL_ALGO", "allreduce:ring", 1);
   EXPECT_EQ(chosen(*view, algorithms::Collective::kAllReduce, 32, 1024), "ring");
-  EXPECT_EQ(chosen(*view, algorithms::Collective::kAllGather, 32, 64 << 20), "torus2d");
+  EXPECT_EQ(chosen(*view, algorithms::Collective::kAllGather, 32, 64 << 10), "torus2d");
   setenv("TRNCCL_ALGO", "^mesh,torus2d", 1);
   EXPECT_EQ(chosen(*view, algorithms::Collective::kAllReduce, 32, 1024), "rdh");
   setenv("TRNCCL_ALGO", "hierarchical", 1);  // one instance: declined, tuner falls back
