@@ -86,6 +86,11 @@ void Communicator::groupInstancesByHost() {
   }
   auto shape = std::make_shared<algorithms::Shape>(*topology_.shape);
   shape->instances = hosts.size() > 1 ? grid : algorithms::Grid{};
+  if (hosts.size() > 1) {
+    // The description's instance sizes say nothing about where the ranks really run.
+    topology_.summary += fmt::format("; ranks on {} hosts: instance grid {}x{} from the hosts",
+                                     hosts.size(), grid.numRows(), grid.numCols());
+  }
   topology_.links.multiInstance = hosts.size() > 1;
   topology_.shape = shape;
 }
