@@ -11,7 +11,8 @@ namespace trnccl::tools {
 Status printTuning(const std::string& nameOrPath, int nranks) {
   auto view = comm::describeTopology(nameOrPath, nranks);
   if (!view) return view.status();
-  fmt::print("# tuner choices for {} (float32; estimates on the modelled hardware)\n",
+  fmt::print("# tuner choices for {} (float32; estimates on the modelled hardware; xN: N "
+             "channels)\n",
              view->summary);
   fmt::print("# {:>12}  {:<26}  {:<26}  {:<26}\n", "bytes", "allreduce", "allgather",
              "reducescatter");
@@ -29,7 +30,9 @@ Status printTuning(const std::string& nameOrPath, int nranks) {
       a.shape = view->shape;
       auto c = plan::choose(a, view->links);
       if (!c) return c.status();
-      row += fmt::format("  {:<26}", fmt::format("{} {:.1f} us", c->algorithm->name, c->estimateUs));
+      std::string name = c->algorithm->name;
+      if (c->channels > 1) name += fmt::format("x{}", c->channels);  // channels, e.g. ringx2
+      row += fmt::format("  {:<26}", fmt::format("{} {:.1f} us", name, c->estimateUs));
     }
     fmt::print("{}\n", row);
   }
