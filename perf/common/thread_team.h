@@ -2,8 +2,8 @@
 // each timed loop, the reductions of the time and of #wrong); at each meeting thread 0 - the
 // main thread, the only one that makes MPI calls (MPI_THREAD_FUNNELED) - runs the cross-process
 // step while the others wait. Waits are bounded: a failed thread breaks the team (the others
-// stop waiting and fail too), and with -T a wait gives up after 2 x T + 10 s, a safety net
-// behind each thread's own -T bound on its streams.
+// stop waiting and fail too), and a wait gives up after 2 x T + 10 s (-T; 1800 s without), a
+// safety net behind each thread's own bound on its streams.
 // Header only: the driver is its one user.
 #pragma once
 
@@ -84,16 +84,17 @@ class ThreadTeam {
   template <typename Pred>
   void wait(std::unique_lock<std::mutex>& lock, int thread, Pred done) {
     auto over = [&] { return broken_ || done(); };
-    if (timeoutSec_ > 0) {
-      const auto limit = std::chrono::duration<double>(2 * timeoutSec_ + 10);
-      if (!changed_.wait_for(lock, limit, over)) {
-        throw Failure(fmt::format("timeout: thread {} waited more than {} s for the other threads "
-                                  "of its process (-T {})", thread, limit.count(), timeoutSec_));
-      }
-    } else {
-      changed_.wait(lock, over);
+    // Without -T the bound is 30 min, longer than any timed loop of a sane run:
+    // a thread stuck outside the library must not hold the others forever either.
+    const double limitSec = timeoutSec_ > 0 ? 2 * timeoutSec_ + 10 : 1800;
+    if (!changed_.wait_for(lock, std::chrono::duration<double>(limitSec), over)) {
+      throw Failure(fmt::format("timeout: thread {} waited more than {} s for the other threads "
+                                "of its process (-T {})",
+                                thread, limitSec, timeoutSec_));
     }
-    if (broken_) throw Failure(fmt::format("thread {}: another thread of this process failed", thread));
+    if (broken_) {
+      throw Failure(fmt::format("thread {}: another thread of this process failed", thread));
+    }
   }
 
   const int threads_;
