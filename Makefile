@@ -2,7 +2,7 @@
 #   make demo   all_reduce_perf on 4 ranks of the default emulated topology (trn1.32xlarge)
 #   make test   the whole suite through CTest
 #   make fault       the fault tests only (real processes killed, stopped, flooded; label fault)
-#   make asan-test   unit + in-process suites under ASan+UBSan (build-asan; not part of `test`)
+#   make asan-test   unit + in-process suites under ASan+UBSan (build-asan; CI runs it after `test`)
 #   make tsan-test   the same under ThreadSanitizer (build-tsan)
 #   make fuzz        every libFuzzer target for TRNCCL_FUZZ_SECONDS (60) each (build-fuzz, clang)
 BUILD   ?= build
@@ -40,13 +40,14 @@ fault: build
 asan-test: deps
 	@cmake --preset asan >/dev/null
 	@cmake --build build-asan -j$(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --preset asan -j$(CTEST_J)
+	TRNCCL_SOCKET_IFNAME=lo ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --preset asan -j$(CTEST_J)
 
 tsan-test: deps
 	@cmake --preset tsan >/dev/null
 	@cmake --build build-tsan -j$(JOBS)
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j$(CTEST_J)
+	TRNCCL_SOCKET_IFNAME=lo TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --preset tsan -j$(CTEST_J)
 
 fuzz: deps
 	@cmake --preset fuzz >/dev/null

@@ -23,7 +23,7 @@ endif()
 if(_trnccl_san)
   # GCC's flow warnings report false positives once sanitizer instrumentation changes inlining
   # (-Wmaybe-uninitialized: std::variant moves in src/api/group.cc; -Warray-bounds: switch
-  # branches of tests/support/reference.h that are dead for the inlined element type);
+  # branches that are dead for an inlined element type);
   # -Werror would stop the build. The normal build keeps them.
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     list(APPEND _trnccl_san -Wno-maybe-uninitialized -Wno-array-bounds)

@@ -101,8 +101,10 @@ inline void expectedInteger(trncclDataType_t t, trncclRedOp_t op, int nranks, si
     using U = std::make_unsigned_t<T>;
     T acc{};
     for (int r = 0; r < nranks; ++r) {
+      unsigned char bytes[8] = {};  // room for any type: encode() writes by t, not by T
+      encode(t, inputValue(op, r, i), bytes);
       T x{};
-      encode(t, inputValue(op, r, i), &x);
+      std::memcpy(&x, bytes, sizeof(T));
       if (r == 0) { acc = x; continue; }
       switch (op) {
         case trncclSum: case trncclAvg: acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(x)); break;
