@@ -58,6 +58,16 @@ struct CollArgs {
   std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
 };
 
+// An empty schedule for one call: the algorithm's name, the call's type, op and rank count.
+inline schedule::Schedule startSchedule(const CollArgs& a, const char* algorithm) {
+  schedule::Schedule s;
+  s.algorithm = algorithm;
+  s.type = a.type;
+  s.op = a.op;
+  s.nranks = a.nranks;
+  return s;
+}
+
 // An entry of the per-collective algorithm table (UCC-style {id, name, description}).
 struct Algorithm {
   const char* name;

@@ -14,21 +14,9 @@
 #include "algorithms/ring_steps.h"
 
 namespace trnccl::algorithms {
-namespace {
-
-schedule::Schedule start(const CollArgs& a, const char* name) {
-  schedule::Schedule s;
-  s.algorithm = name;
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
-  return s;
-}
-
-}  // namespace
 
 schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* name) {
-  schedule::Schedule s = start(a, name);
+  schedule::Schedule s = startSchedule(a, name);
   const size_t elem = device::dataTypeSize(a.type);
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
   const auto [i, j] = g.find(a.rank);
@@ -47,7 +35,7 @@ schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* n
 }
 
 schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* name) {
-  schedule::Schedule s = start(a, name);
+  schedule::Schedule s = startSchedule(a, name);
   const size_t elem = device::dataTypeSize(a.type), block = a.count * elem;
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
   const auto [i, j] = g.find(a.rank);
@@ -67,7 +55,7 @@ schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* n
 }
 
 schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const char* name) {
-  schedule::Schedule s = start(a, name);
+  schedule::Schedule s = startSchedule(a, name);
   const size_t elem = device::dataTypeSize(a.type), block = a.count * elem;
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
   const auto [i, j] = g.find(a.rank);

@@ -23,15 +23,6 @@ using schedule::Step;
 
 namespace {
 
-schedule::Schedule start(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "mesh";
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
-  return s;
-}
-
 // Adds `steps` (dropping empty ones) as one batch that progresses concurrently.
 void addBatch(schedule::Schedule& s, std::vector<Step> steps) {
   std::erase_if(steps, [](const Step& st) { return st.count == 0; });
@@ -91,7 +82,7 @@ bool meshSupports(const CollArgs& a) {
 }
 
 schedule::Schedule meshAllReduce(const CollArgs& a) {
-  schedule::Schedule s = start(a);
+  schedule::Schedule s = startSchedule(a, "mesh");
   const size_t elem = device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
@@ -103,7 +94,7 @@ schedule::Schedule meshAllReduce(const CollArgs& a) {
 }
 
 schedule::Schedule meshAllGather(const CollArgs& a) {
-  schedule::Schedule s = start(a);
+  schedule::Schedule s = startSchedule(a, "mesh");
   const size_t block = a.count * device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block,
@@ -113,7 +104,7 @@ schedule::Schedule meshAllGather(const CollArgs& a) {
 }
 
 schedule::Schedule meshReduceScatter(const CollArgs& a) {
-  schedule::Schedule s = start(a);
+  schedule::Schedule s = startSchedule(a, "mesh");
   const size_t block = a.count * device::dataTypeSize(a.type);
   directReduceScatter(s, a, static_cast<const std::byte*>(a.send),
                       static_cast<std::byte*>(a.recv), [&](int b) { return b * block; },

@@ -22,10 +22,7 @@ using schedule::Primitive;
 using schedule::Step;
 
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "ring";
-  s.type = a.type;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "ring");
   const size_t elem = device::dataTypeSize(a.type);
   const size_t blockBytes = a.count * elem;
   auto* recv = static_cast<std::byte*>(a.recv);

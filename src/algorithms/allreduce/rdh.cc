@@ -31,11 +31,7 @@ struct Range {
 }  // namespace
 
 schedule::Schedule rdh(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "rdh";
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "rdh");
   const int n = a.nranks, r = a.rank;
   const size_t elem = device::dataTypeSize(a.type);
   const auto* send = static_cast<const std::byte*>(a.send);

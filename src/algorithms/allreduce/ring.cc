@@ -59,11 +59,7 @@ std::vector<Step> channelSteps(const CollArgs& a, const Ring& ring, size_t offse
 }  // namespace
 
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "ring";
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "ring");
   if (a.nranks == 1) {
     s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
     return s;

@@ -16,10 +16,7 @@ using schedule::Primitive;
 using schedule::Step;
 
 schedule::Schedule pairwise(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "pairwise";
-  s.type = a.type;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "pairwise");
   const size_t elem = device::dataTypeSize(a.type), blockBytes = a.count * elem;
   const int n = a.nranks, r = a.rank;
   const auto* send = static_cast<const std::byte*>(a.send);

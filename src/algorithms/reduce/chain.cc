@@ -19,11 +19,7 @@ using schedule::Primitive;
 using schedule::Step;
 
 schedule::Schedule chain(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "chain";
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "chain");
   const size_t elem = device::dataTypeSize(a.type);
   const int n = a.nranks, pos = mod(a.rank - a.root - 1, n);  // the root is last
   const int prev = ringPrev(a.rank, n), next = ringNext(a.rank, n);

@@ -29,11 +29,7 @@ using schedule::Primitive;
 using schedule::Step;
 
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s;
-  s.algorithm = "ring";
-  s.type = a.type;
-  s.op = a.op;
-  s.nranks = a.nranks;
+  schedule::Schedule s = startSchedule(a, "ring");
   if (a.nranks == 1) {
     s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
     return s;
