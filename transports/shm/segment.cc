@@ -46,6 +46,14 @@ Result<std::byte*> mapShared(int fd, size_t bytes, const std::string& name) {
 
 }  // namespace
 
+void touchPages(std::byte* base, size_t bytes) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (size_t off = 0; off < bytes; off += page) {
+    volatile std::byte* p = base + off;
+    *p = *p;
+  }
+}
+
 size_t SegmentLayout::ctrlOffset() { return roundUp(sizeof(SegmentHeader), kCacheLine); }
 
 size_t SegmentLayout::dataOffset() const {
@@ -93,6 +101,7 @@ Result<std::shared_ptr<Segment>> Segment::create(const std::string& name, uint64
   Result<std::byte*> base = mapShared(fd, bytes, name);
   if (!base) return fail(base.status());
   std::shared_ptr<Segment> segment(new Segment(name, guard.release(), *base, bytes, true));
+  touchPages(*base, bytes);  // nobody else knows the segment yet
 
   auto* header = new (*base) SegmentHeader();
   header->version = kSegmentVersion;

@@ -50,6 +50,9 @@ ShmConnection::ShmConnection(PeerLink link)
       inData_(link_.own->data(link_.inSlot)),
       inCap_(link_.own->fifoBytes()) {
   if (!link_.sameProcess) pidfd_ = openPidfd(link_.peerPid);
+  // Only this rank writes its outbound FIFO, and it has published nothing yet. (The inbound
+  // one was touched when this rank created its segment.)
+  touchPages(outData_, outCap_);
 }
 
 ShmConnection::~ShmConnection() {
