@@ -39,13 +39,13 @@ fault: build
 # Sanitizer runs: halt on the first report so a finding fails its test.
 asan-test: deps
 	@cmake --preset asan >/dev/null
-	@cmake --build build-asan -j$(JOBS)
+	@cmake --build build-asan -j$(JOBS) --target trnccl_unit_suite
 	TRNCCL_SOCKET_IFNAME=lo ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --preset asan -j$(CTEST_J)
 
 tsan-test: deps
 	@cmake --preset tsan >/dev/null
-	@cmake --build build-tsan -j$(JOBS)
+	@cmake --build build-tsan -j$(JOBS) --target trnccl_unit_suite
 	TRNCCL_SOCKET_IFNAME=lo TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --preset tsan -j$(CTEST_J)
 
