@@ -31,7 +31,7 @@ void Schedule::add(const Step& step) {
 
 std::byte* Schedule::allocScratch(size_t bytes) {
   if (!scratch) scratch = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
-  scratch->push_back(std::make_unique<std::byte[]>(bytes));
+  scratch->push_back(std::make_unique_for_overwrite<std::byte[]>(bytes));  // no zero fill
   return scratch->back().get();
 }
 

@@ -53,31 +53,29 @@ inline size_t inPlaceSendOffset(const Case& c, int r) {
 }
 
 inline void encodeInput(const Case& c, int r, std::vector<unsigned char>& buf) {
-  size_t elem = typeSize(c.type);
-  for (size_t i = 0; i < sendElems(c); ++i) encode(c.type, inputValue(c.op, r, i), buf.data() + i * elem);
+  encodeInputs(c.type, c.op, r, buf.data(), sendElems(c));
 }
 
-inline bool elementOk(const Case& c, const unsigned char* got, int srcRank, size_t srcIndex, bool reduced) {
-  size_t elem = typeSize(c.type);
-  if (!reduced) {
-    unsigned char expected[8];
-    encode(c.type, inputValue(c.op, srcRank, srcIndex), expected);
-    return std::memcmp(expected, got, elem) == 0;
-  }
-  if (isFloat(c.type)) {
-    auto e = expectedFloat(c.type, c.op, c.nranks, srcIndex);
-    return std::fabs(decodeFloat(c.type, got, 0) - e.value) <= e.tolerance;
-  }
-  unsigned char expected[8];
-  expectedInteger(c.type, c.op, c.nranks, srcIndex, expected);
-  return std::memcmp(expected, got, elem) == 0;
-}
-
-// Counts wrong elements of rank r's output.
+// Counts wrong elements of rank r's output: moved data bitwise against the source rank's input,
+// reductions against the reference (both one input period long, see reference.h).
 inline size_t countWrong(const Case& c, int r, const std::vector<unsigned char>& out) {
-  size_t wrong = 0, elem = typeSize(c.type);
-  auto check = [&](size_t i, int srcRank, size_t srcIndex, bool reduced) {
-    if (!elementOk(c, out.data() + i * elem, srcRank, srcIndex, reduced)) {
+  const size_t elem = typeSize(c.type);
+  const ReducedReference reduced(c.type, c.op, c.nranks);
+  std::vector<std::vector<unsigned char>> inputs(c.nranks);  // one period per source rank
+  auto input = [&](int rank, size_t i) {
+    std::vector<unsigned char>& period = inputs[rank];
+    if (period.empty()) {
+      period.resize(kInputPeriod * elem);
+      encodeInputs(c.type, c.op, rank, period.data(), kInputPeriod);
+    }
+    return period.data() + (i % kInputPeriod) * elem;
+  };
+  size_t wrong = 0;
+  auto check = [&](size_t i, int srcRank, size_t srcIndex, bool isReduced) {
+    const unsigned char* got = out.data() + i * elem;
+    bool ok = isReduced ? reduced.ok(got, srcIndex)
+                        : std::memcmp(input(srcRank, srcIndex), got, elem) == 0;
+    if (!ok) {
       if (wrong < 3) ADD_FAILURE() << "rank " << r << " element " << i;
       ++wrong;
     }

@@ -3,6 +3,7 @@
 // results are computed in double (floats) or in the integer type with wrap-around.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -29,7 +30,11 @@ inline const char* opName(trncclRedOp_t o) {
   return k[o];
 }
 
-// The input value of element i on `rank`, as a double that every type represents exactly.
+// The input value of element i on `rank`, as a double that every type represents exactly. It
+// depends on i only through i % kInputPeriod (period 3 for sums and the like, 5 for products),
+// so tests encode one period and tile it, and check outputs against one period of expected
+// values (tests/unit/dtype/reference_period_test.cc holds this).
+inline constexpr size_t kInputPeriod = 15;
 inline double inputValue(trncclRedOp_t op, int rank, size_t i) {
   if (op == trncclProd) {
     static const double k[] = {1.0, 2.0, 0.5, -1.0, 1.0};
@@ -151,5 +156,47 @@ inline FloatExpectation expectedFloat(trncclDataType_t t, trncclRedOp_t op, int 
   double tol = (op == trncclSum || op == trncclAvg) ? 2.0 * nranks * unitRoundoff(t) * mag : 0.0;
   return {acc, tol};
 }
+
+// Fills `buf` with `count` elements of rank's input: one period encoded, then tiled.
+inline void encodeInputs(trncclDataType_t t, trncclRedOp_t op, int rank, unsigned char* buf,
+                         size_t count) {
+  const size_t elem = typeSize(t), head = std::min(count, kInputPeriod);
+  for (size_t i = 0; i < head; ++i) encode(t, inputValue(op, rank, i), buf + i * elem);
+  for (size_t done = head; done < count;) {  // copy what is there, doubling each time
+    const size_t n = std::min(done, count - done);
+    std::memcpy(buf + done * elem, buf, n * elem);
+    done += n;
+  }
+}
+
+// One period of the expected reduction over nranks, and the check of an output element of
+// source index i against it: floats within the tolerance, integers bitwise.
+class ReducedReference {
+ public:
+  ReducedReference(trncclDataType_t t, trncclRedOp_t op, int nranks)
+      : type_(t), elem_(typeSize(t)) {
+    for (size_t k = 0; k < kInputPeriod; ++k) {
+      if (isFloat(t)) {
+        floats_[k] = expectedFloat(t, op, nranks, k);
+      } else {
+        expectedInteger(t, op, nranks, k, bytes_[k]);
+      }
+    }
+  }
+  bool ok(const unsigned char* got, size_t i) const {
+    const size_t k = i % kInputPeriod;
+    if (isFloat(type_)) {
+      return std::fabs(decodeFloat(type_, got, 0) - floats_[k].value) <= floats_[k].tolerance;
+    }
+    return std::memcmp(bytes_[k], got, elem_) == 0;
+  }
+  const FloatExpectation& expected(size_t i) const { return floats_[i % kInputPeriod]; }
+
+ private:
+  trncclDataType_t type_;
+  size_t elem_;
+  FloatExpectation floats_[kInputPeriod] = {};
+  unsigned char bytes_[kInputPeriod][8] = {};
+};
 
 }  // namespace trnccl::testing
