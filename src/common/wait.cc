@@ -42,9 +42,10 @@ void Doorbell::sleep(uint32_t seen, std::chrono::microseconds max) {
               static_cast<long>((max.count() % 1000000) * 1000)};
   // Announce the sleeper before re-checking the word, so a ring() after our snapshot either
   // changed seq (FUTEX_WAIT returns at once) or sees sleepers > 0 and wakes us.
-  word_->sleepers.fetch_add(1, std::memory_order_seq_cst);
-  futex(&word_->seq, FUTEX_WAIT, seen, &ts);
-  word_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  DoorbellWord* word = this->word();
+  word->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  futex(&word->seq, FUTEX_WAIT, seen, &ts);
+  word->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 bool Backoff::next() {

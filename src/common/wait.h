@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace trnccl {
 
@@ -36,28 +37,36 @@ struct DoorbellWord {
 };
 
 // Producers ring() a Doorbell after publishing work; a consumer takes a snapshot(), re-checks
-// for work, then sleep()s. rebind() moves the doorbell into shared memory (the shm transport
-// does this at setup so that peers in other processes can ring it).
+// for work, then sleep()s. rebind() moves the doorbell's word into shared memory (the shm
+// transport does this at setup so that peers in other processes can ring it) and keeps that
+// memory mapped for as long as the Doorbell lives: threads of other transports (a TCP I/O
+// thread, the libfabric waker) may ring it until they are joined, in whatever order the
+// transports are torn down.
 class Doorbell {
  public:
   Doorbell() : word_(&own_) {}
-  explicit Doorbell(DoorbellWord* word) : word_(word) {}
   Doorbell(const Doorbell&) = delete;
   Doorbell& operator=(const Doorbell&) = delete;
 
-  uint32_t snapshot() const { return word_->seq.load(std::memory_order_acquire); }
-  void ring() { ring(word_); }
+  uint32_t snapshot() const { return word()->seq.load(std::memory_order_acquire); }
+  void ring() { ring(word()); }
   // Sleeps until the word differs from `seen`, a ring(), or `max` elapses.
   void sleep(uint32_t seen, std::chrono::microseconds max);
-  DoorbellWord* word() const { return word_; }
-  void rebind(DoorbellWord* word) { word_ = word; }
+  DoorbellWord* word() const { return word_.load(std::memory_order_acquire); }
+  // Once, during setup. A ring() racing with it may still hit the old word (a sleeper then
+  // wakes at its next bounded timeout), never freed memory.
+  void rebind(DoorbellWord* word, std::shared_ptr<const void> keepAlive) {
+    keepAlive_ = std::move(keepAlive);
+    word_.store(word, std::memory_order_release);
+  }
 
   // Rings a doorbell given only its memory (e.g. a peer's, mapped from its segment).
   static void ring(DoorbellWord* word);
 
  private:
   DoorbellWord own_;
-  DoorbellWord* word_;
+  std::shared_ptr<const void> keepAlive_;  // the mapping word_ points into, if not own_
+  std::atomic<DoorbellWord*> word_;
 };
 
 // Spin-then-block policy for a polling loop: call reset() after progress and next() when none

@@ -155,7 +155,6 @@ Result<std::shared_ptr<Segment>> Segment::open(const std::string& name, uint64_t
 }
 
 Segment::~Segment() {
-  if (bell_ != nullptr) bell_->rebind(previousWord_);
   if (linked_) ::shm_unlink(name_.c_str());
   closeFd();
   if (base_ != nullptr) ::munmap(base_, bytes_);

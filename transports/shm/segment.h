@@ -105,13 +105,6 @@ class Segment {
   // The slot whose sender is `rank`, or -1.
   int slotOf(int rank) const;
 
-  // On destruction, rebinds `bell` back to `previous`: the doorbell word lives in this
-  // segment and must not dangle once it is unmapped. The Doorbell must outlive the segment.
-  void restoreBellOnDestroy(Doorbell* bell, DoorbellWord* previous) {
-    bell_ = bell;
-    previousWord_ = previous;
-  }
-
  private:
   Segment(std::string name, int fd, std::byte* base, size_t bytes, bool owned)
       : name_(std::move(name)), fd_(fd), base_(base), bytes_(bytes), linked_(owned) {}
@@ -121,8 +114,6 @@ class Segment {
   std::byte* base_ = nullptr;
   size_t bytes_ = 0;
   bool linked_ = false;  // we created the name and have not unlinked it yet
-  Doorbell* bell_ = nullptr;
-  DoorbellWord* previousWord_ = nullptr;
 };
 
 }  // namespace trnccl::transport::shm

@@ -48,7 +48,9 @@ ShmConnection::ShmConnection(PeerLink link)
       outCap_(link_.remote->fifoBytes()),
       inCtrl_(link_.own->ctrl(link_.inSlot)),
       inData_(link_.own->data(link_.inSlot)),
-      inCap_(link_.own->fifoBytes()) {
+      inCap_(link_.own->fifoBytes()),
+      outSync_(link_.own->header()->commHash, link_.peer, link_.outSlot),
+      inSync_(link_.own->header()->commHash, link_.self, link_.inSlot) {
   if (!link_.sameProcess) pidfd_ = openPidfd(link_.peerPid);
   // Only this rank writes its outbound FIFO, and it has published nothing yet. (The inbound
   // one was touched when this rank created its segment.)
@@ -127,6 +129,7 @@ void ShmConnection::writeRecord(const Record& record) {
 
 void ShmConnection::publishHead() {
   outCtrl_->head.store(head_, std::memory_order_release);
+  outSync_.released();
   Doorbell::ring(peerBell_);
 }
 
@@ -134,6 +137,7 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
   if (offered == 0) return size_t{0};
   uint64_t tail = outCtrl_->tail.load(std::memory_order_acquire);
+  outSync_.acquired();
   uint64_t room = outCap_ - (head_ - tail);
   uint64_t reserve = (beginPending_ ? kRecordBytes : 0) + kRecordBytes;
   if (room <= reserve) return size_t{0};
@@ -172,7 +176,9 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
 Result<bool> ShmConnection::sendDone() {
   if (sendTaken_ != sendBytes_) return false;
   // Descriptors point into the caller's buffer: done only once the peer has read them all.
-  return outCtrl_->ack.load(std::memory_order_acquire) >= issued_;
+  bool acked = outCtrl_->ack.load(std::memory_order_acquire) >= issued_;
+  outSync_.acquired();
+  return acked;
 }
 
 // ---- receiving ----
@@ -209,6 +215,7 @@ Status ShmConnection::checkData(const Record& record) const {
 // Reads the record at tail_, if one was published. Returns whether one was read.
 Result<bool> ShmConnection::nextRecord() {
   uint64_t head = inCtrl_->head.load(std::memory_order_acquire);
+  inSync_.acquired();
   if (head - tail_ < kRecordBytes) return false;
   Record record;
   std::memcpy(&record, inData_ + tail_ % inCap_, kRecordBytes);
@@ -227,11 +234,13 @@ Result<bool> ShmConnection::nextRecord() {
 
 void ShmConnection::publishTail() {
   inCtrl_->tail.store(tail_, std::memory_order_release);
+  inSync_.released();
   Doorbell::ring(peerBell_);
 }
 
 void ShmConnection::acknowledge() {
   inCtrl_->ack.store(++acked_, std::memory_order_release);
+  inSync_.released();
   Doorbell::ring(peerBell_);
 }
 

@@ -25,6 +25,7 @@
 
 #include "transports/shm/record.h"
 #include "transports/shm/segment.h"
+#include "transports/shm/tsan_sync.h"
 #include "transports/shm/zero_copy.h"
 #include "transports/transport.h"
 
@@ -113,6 +114,8 @@ class ShmConnection final : public Connection {
   bool headerSeen_ = true;
   Current cur_;
   std::vector<std::byte> scratch_;  // process_vm_readv target, allocated on first use
+  FifoSync outSync_;  // for ThreadSanitizer only (tsan_sync.h)
+  FifoSync inSync_;
 };
 
 }  // namespace trnccl::transport::shm

@@ -200,8 +200,7 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
   if (own_) {
     TRN_TRY(own_->unlink());
     own_->closeFd();
-    own_->restoreBellOnDestroy(ctx_.bell, ctx_.bell->word());
-    ctx_.bell->rebind(&own_->header()->bell);
+    ctx_.bell->rebind(&own_->header()->bell, own_);
   }
   // Once any rank returns, every rank has unlinked: no name outlives a setup that succeeded,
   // even if a rank dies right after it.

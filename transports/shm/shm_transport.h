@@ -12,9 +12,8 @@
 //   TRNCCL_SHM_CMA         0 forbids process_vm_readv of peers' host memory (default 1).
 //   TRNCCL_SHM_ARENA_MAP   0 forbids mapping peers' device arenas (default 1).
 //
-// Lifetime: connect() rebinds the communicator's Doorbell into this rank's segment; the last
-// owner of that segment (transport or connection) rebinds it back on destruction, so the
-// Doorbell must outlive the transport and its connections.
+// Lifetime: connect() rebinds the communicator's Doorbell into this rank's segment; the
+// Doorbell keeps that mapping alive until it is destroyed itself (common/wait.h).
 #pragma once
 
 #include <memory>
