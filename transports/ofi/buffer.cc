@@ -5,6 +5,11 @@
 
 namespace trnccl::transport::ofi {
 
+uint64_t nextMrKey() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Result<RegisteredBuffer> RegisteredBuffer::allocate(fid_domain* domain, size_t bytes) {
   constexpr size_t kAlign = 4096;
   size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
@@ -17,10 +22,8 @@ Result<RegisteredBuffer> RegisteredBuffer::allocate(fid_domain* domain, size_t b
   buffer.memory_.reset(static_cast<std::byte*>(memory));
   buffer.bytes_ = bytes;
   if (domain == nullptr) return buffer;
-  // Keys matter only without FI_MR_PROV_KEY, and then must be unique within the domain.
-  static std::atomic<uint64_t> nextKey{1};
   fid_mr* mr = nullptr;
-  int rc = fi_mr_reg(domain, memory, rounded, FI_SEND | FI_RECV, 0, nextKey.fetch_add(1), 0, &mr,
+  int rc = fi_mr_reg(domain, memory, rounded, FI_SEND | FI_RECV, 0, nextMrKey(), 0, &mr,
                      nullptr);
   if (rc != 0) {
     return Status(Code::kSystemError,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 
@@ -12,6 +13,11 @@
 #include "transports/ofi/fid.h"
 
 namespace trnccl::transport::ofi {
+
+// A requested key for fi_mr_reg, unique within the process. Keys matter only without
+// FI_MR_PROV_KEY, and then must be unique within the domain; every registration of the
+// transport (these buffers and the MrCache's windows) draws from this one counter.
+uint64_t nextMrKey();
 
 class RegisteredBuffer {
  public:

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "transports/ofi/testing.h"
+
 namespace trnccl::transport::ofi {
 namespace {
 
@@ -124,23 +126,24 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   }
   TRN_TRY(ensureSendRing());
   const auto* from = static_cast<const std::byte*>(src);
+  testing::Counters& counters = testing::counters();
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
     size_t want = std::min(offered - taken, config_.pieceBytes);
     auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
     Op& op = pieceOps_[index];
     size_t got = want;
-    if (config_.zcopyBytes != 0 && want >= config_.zcopyBytes) {
-      pieces_[index].footprint = 0;
-      op.buffer = const_cast<std::byte*>(from + taken);  // fi_tsend only reads it
-      op.desc = nullptr;
-    } else {
+    Result<bool> zeroCopy = prepareZeroCopy(index, from + taken, want);
+    if (!zeroCopy) return zeroCopy.status();
+    if (!*zeroCopy) {
       size_t offset = reserve(want, got);
       if (got == 0) break;
       std::memcpy(ring_.data() + offset, from + taken, got);
       op.buffer = ring_.data() + offset;
       op.desc = ring_.desc();
     }
+    (*zeroCopy ? counters.zeroCopyPieces : counters.copiedPieces)
+        .fetch_add(1, std::memory_order_relaxed);
     op.bytes = got;
     op.address = config_.address;
     op.tag = wireTag(false, config_.self, pieceSeq_);
@@ -148,16 +151,43 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
     ++pieceSeq_;
     taken += got;
     sendTaken_ += got;
-    TRN_TRY(endpoint_.post(op));
+    Status posted = endpoint_.post(op);
+    if (!posted) {
+      releaseRegistration(pieces_[index]);  // never posted: no completion will unpin it
+      return posted;
+    }
   }
   return taken;
+}
+
+Result<bool> Channel::prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes) {
+  if (config_.zcopyBytes == 0 || bytes < config_.zcopyBytes) return false;
+  Op& op = pieceOps_[index];
+  Piece& piece = pieces_[index];
+  op.desc = nullptr;  // what a provider without FI_MR_LOCAL gets
+  if (MrCache* cache = endpoint_.mrCache()) {
+    Result<MrCache::Lease> lease = cache->descriptor(src, bytes);
+    if (!lease) return lease.status();
+    if (!*lease) return false;  // host memory, or every cached registration in use
+    op.desc = lease->desc;
+    piece.registration = lease->entry;
+  }
+  piece.footprint = 0;
+  op.buffer = const_cast<std::byte*>(src);  // fi_tsend only reads it
+  return true;
+}
+
+void Channel::releaseRegistration(Piece& piece) {
+  if (piece.registration == nullptr) return;
+  endpoint_.mrCache()->release(piece.registration);
+  piece.registration = nullptr;
 }
 
 Result<bool> Channel::sendDone() {
   TRN_TRY(error_);
   if (headerPending_ && sendTaken_ == sendBytes_) TRN_TRY(postHeader());
-  // Every taken byte was copied to the ring, so the source is free already; but with manual
-  // progress nothing leaves this rank unless it keeps polling, so done means completed.
+  // Done means completed: zero-copy pieces read the source until then, and with manual
+  // progress nothing leaves this rank unless it keeps polling.
   return sendTaken_ == sendBytes_ && !headerPending_ && !sending();
 }
 
@@ -285,6 +315,8 @@ void Channel::complete(Op& op, size_t bytes) {
       }
       break;
     case OpKind::kSendData:
+      // The provider is done with the source: unpin at once, not when the piece retires.
+      releaseRegistration(pieces_[op.index]);
       pieces_[op.index].done = true;
       while (piecesDone_ < pieceSeq_ && pieces_[piecesDone_ % kMaxPieces].done) {
         Piece& piece = pieces_[piecesDone_ % kMaxPieces];
@@ -302,7 +334,9 @@ void Channel::complete(Op& op, size_t bytes) {
   }
 }
 
-void Channel::fail(Op&, Status status) {
+void Channel::fail(Op& op, Status status) {
+  // A failed send completes too (or was never posted): its registration is free to evict.
+  if (op.kind == OpKind::kSendData) releaseRegistration(pieces_[op.index]);
   if (error_) error_ = std::move(status);
 }
 

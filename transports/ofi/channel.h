@@ -8,8 +8,11 @@
 // sendDone() still waits for every completion of the connection: a provider with manual
 // progress moves bytes only while this rank polls, and the executor polls until sendDone().
 // Pieces of at least zcopyBytes skip the ring: fi_tsend reads the caller's buffer in place
-// (allowed, since the source may be read until sendDone()). Only for providers that do not
-// ask for local registration (FI_MR_LOCAL); those always copy (no registration cache yet).
+// (allowed, since the source may be read until sendDone()). A provider that does not ask for
+// local registration gets no descriptor. One that does (FI_MR_LOCAL, or TRNCCL_OFI_MR_LOCAL=1)
+// gets the descriptor of the endpoint's cached registration (mr_cache.h) when the piece is
+// device memory, pinned until the piece's send completes or fails; a host piece, or one the
+// full cache cannot take, is copied through the (registered) ring like a small piece.
 //
 // Receiving pre-posts kRecvHeaders header receives at setup and, from the first beginRecv()
 // of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
@@ -23,6 +26,7 @@
 
 #include "transports/ofi/buffer.h"
 #include "transports/ofi/endpoint.h"
+#include "transports/ofi/mr_cache.h"
 #include "transports/ofi/wire.h"
 #include "transports/transport.h"
 
@@ -35,7 +39,8 @@ struct ChannelConfig {
   size_t pieceBytes = 0;     // largest data message, agreed by both ranks
   size_t sendRingBytes = 0;  // at least pieceBytes
   size_t recvSlots = 0;      // data receives posted ahead
-  size_t zcopyBytes = 0;     // pieces at least this large go from the source buffer; 0: never
+  size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
+                             // (0: never); see the header for when they may not
 };
 
 class Channel {
@@ -71,9 +76,13 @@ class Channel {
   struct Piece {
     size_t footprint = 0;  // ring bytes this piece holds (its bytes plus any skipped tail)
     bool done = false;
+    MrCache::Entry* registration = nullptr;  // pinned while a zero-copy send is in flight
   };
 
   Status postHeader();
+  // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
+  Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
+  void releaseRegistration(Piece& piece);
   Status ensureSendRing();
   // Reserves up to `want` contiguous ring bytes; returns the offset and sets `got` (0: no room).
   size_t reserve(size_t want, size_t& got);

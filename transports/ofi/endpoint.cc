@@ -7,6 +7,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "transports/ofi/channel.h"
+#include "transports/ofi/mr_cache.h"
 #include "transports/ofi/waker.h"
 
 namespace trnccl::transport::ofi {
@@ -52,6 +53,11 @@ Status Endpoint::openObjects() {
   rc = fi_domain(fabric_.get(), info_.get(), &domain, nullptr);
   if (rc != 0) return systemError("ofi: {}", fiError("fi_domain", rc));
   domain_.reset(domain);
+  // Forcing registration on a provider that does not need it exercises the FI_MR_LOCAL paths
+  // (efa's) with real registrations on whatever provider a test machine has.
+  mrLocal_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 ||
+             env::getInt("TRNCCL_OFI_MR_LOCAL", 0) != 0;
+  if (mrLocal_) mrCache_ = std::make_unique<MrCache>(domain_.get());
 
   // A descriptor to wait on if the provider offers one; else a plain polled queue.
   fi_cq_attr cqAttr{};
@@ -147,10 +153,6 @@ Result<fi_addr_t> Endpoint::insert(std::span<const std::byte> name, int peer) {
 Channel& Endpoint::adopt(std::unique_ptr<Channel> channel) {
   channels_.push_back(std::move(channel));
   return *channels_.back();
-}
-
-fid_domain* Endpoint::registrationDomain() const {
-  return (info_->domain_attr->mr_mode & FI_MR_LOCAL) ? domain_.get() : nullptr;
 }
 
 Result<bool> Endpoint::tryPost(Op& op) {

@@ -10,9 +10,15 @@
 // descriptor turns readable, so an executor sleeping on the doorbell wakes for arriving data
 // instead of at its 5 ms poll bound; the thread never calls into libfabric.
 //
+// Registration: when the provider needs local registration (FI_MR_LOCAL in mr_mode) or
+// TRNCCL_OFI_MR_LOCAL=1 says to behave as if it did, the channels register their own buffers
+// with the domain and the endpoint keeps a registration cache (mr_cache.h) for zero-copy sends
+// from device memory.
+//
 // Destruction: lingers (TRNCCL_OFI_LINGER_MS, default 2000) while sends are still in flight so
 // the peers get the last bytes, then closes the endpoint, address vector, completion queue,
-// the channels' registered buffers, the domain and the fabric, in that order.
+// the channels' registered buffers, the cached registrations, the domain and the fabric, in
+// that order.
 #pragma once
 
 #include <rdma/fi_cm.h>
@@ -32,6 +38,7 @@
 namespace trnccl::transport::ofi {
 
 class Channel;
+class MrCache;
 class Waker;
 
 enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
@@ -76,7 +83,9 @@ class Endpoint {
   const fi_info& info() const { return *info_; }
   int rank() const { return rank_; }
   // Domain to register buffers with, null when the provider does not need registration.
-  fid_domain* registrationDomain() const;
+  fid_domain* registrationDomain() const { return mrLocal_ ? domain_.get() : nullptr; }
+  // Registrations for zero-copy sends; null exactly when registrationDomain() is.
+  MrCache* mrCache() const { return mrCache_.get(); }
   size_t maxMessageBytes() const { return info_->ep_attr->max_msg_size; }
   bool hasWaker() const { return waker_ != nullptr; }
 
@@ -94,11 +103,13 @@ class Endpoint {
   std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
   Status error_;
   std::deque<Op*> queued_;
+  bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
 
   // Destroyed in reverse: waker, endpoint, address vector, completion queue, channels (their
-  // registrations), domain, fabric.
+  // registrations; they hold leases of the cache), cached registrations, domain, fabric.
   FabricPtr fabric_{nullptr, {"fabric"}};
   DomainPtr domain_{nullptr, {"domain"}};
+  std::unique_ptr<MrCache> mrCache_;
   std::vector<std::unique_ptr<Channel>> channels_;
   CqPtr cq_{nullptr, {"completion queue"}};
   AvPtr av_{nullptr, {"address vector"}};

@@ -151,7 +151,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.pieceBytes = std::min<size_t>(pieceBytes_, blob.pieceBytes);
     config.sendRingBytes = std::max(buffer, config.pieceBytes);
     config.recvSlots = std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
-    config.zcopyBytes = endpoint_->registrationDomain() == nullptr ? zcopy : 0;
+    config.zcopyBytes = zcopy;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     std::lock_guard lock(endpoint_->mutex());
     TRN_TRY(channel.start());

@@ -16,12 +16,18 @@
 //                           allocated on first use).
 //   TRNCCL_OFI_ZCOPY_BYTES  pieces of at least this many bytes are sent from the caller's
 //                           buffer instead of the ring (0: always copy, the default).
-//                           Providers that need local registration (FI_MR_LOCAL) always copy.
+//                           Providers that need local registration (FI_MR_LOCAL) do so only
+//                           from device memory, through a registration cache (mr_cache.h);
+//                           host pieces are copied.
 //                           Off by default because the interface lets a sender's source be read
 //                           until sendDone(), but ring reduce-scatter (src/algorithms/
 //                           reducescatter/ring.cc) rewrites a scratch slice that its next rank
 //                           may not have received yet: with 64 KiB here, test_inproc's n4
 //                           reduce-scatter cases of 1048579 floats failed about 1 run in 3.
+//   TRNCCL_OFI_MR_LOCAL     1: behave as if the provider required local registration
+//                           (FI_MR_LOCAL, as efa does) even when it does not: register the
+//                           transport's buffers and cache device-memory registrations for
+//                           zero-copy sends (default 0; for tests on machines without efa).
 //   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
 //   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
 //

@@ -75,6 +75,13 @@ TEST_P(OfiTransportTest, RingExchange3ZeroCopy) {
   EnvGuard zcopy("TRNCCL_OFI_ZCOPY_BYTES", "65536");
   ringExchange(3);
 }
+// As efa would have it (FI_MR_LOCAL): registered rings, slots and headers; host buffers
+// copied despite the zero-copy bound (ofi_zero_copy_test.cc checks which path was taken).
+TEST_P(OfiTransportTest, RingExchange3MrLocal) {
+  EnvGuard mrLocal("TRNCCL_OFI_MR_LOCAL", "1");
+  EnvGuard zcopy("TRNCCL_OFI_ZCOPY_BYTES", "65536");
+  ringExchange(3);
+}
 TEST_P(OfiTransportTest, RingExchange3SmallPiecesAndRing) {
   EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", "65536");
   EnvGuard ring("TRNCCL_OFI_BUFFER_BYTES", "200000");

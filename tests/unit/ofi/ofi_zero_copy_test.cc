@@ -1,0 +1,165 @@
+// Zero-copy sends through the registration cache, between two ranks as threads, once per
+// provider. TRNCCL_OFI_MR_LOCAL=1 makes tcp and shm behave like efa (FI_MR_LOCAL): device
+// memory must go zero-copy with a cached registration, host memory through the ring. Only
+// rank 0 sends, so the per-process counters count its endpoint's choices.
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "unit/ofi/mr_test_util.h"
+#include "unit/ofi/ofi_test_util.h"
+
+namespace trnccl::transport::ofi::test {
+namespace {
+
+constexpr size_t kWindow = MrCache::kWindowBytes;
+constexpr size_t kPieceBytes = 65536;
+constexpr size_t kMessage = 4 * kPieceBytes;  // four pieces, each above the zero-copy bound
+
+class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    provider_.emplace("TRNCCL_OFI_PROVIDER", GetParam());
+    Result<std::shared_ptr<const fi_info>> list = providerList();
+    if (!list) GTEST_SKIP() << list.status().message();
+  }
+
+  // A connected pair under the environment of the tests.
+  std::unique_ptr<Cluster> connect() {
+    auto cluster = std::make_unique<Cluster>(2);
+    Status status = cluster->connect([](int r) { return std::vector<int>{1 - r}; });
+    EXPECT_TRUE(status.isOk()) << status.message();
+    if (!status) return nullptr;
+    return cluster;
+  }
+
+  // Rank 0 sends `bytes` from `src` to rank 1; true when they arrived intact.
+  static bool transfer(Cluster& cluster, const std::byte* src, size_t bytes, uint64_t tag) {
+    std::vector<std::byte> in(bytes);
+    Status status = cluster.runEach([&](int r) -> Status {
+      Connection* c = cluster.conn(r, 1 - r);
+      std::vector<SendOp> sends;
+      std::vector<RecvOp> recvs;
+      if (r == 0) {
+        TRN_TRY(c->beginSend(tag, bytes));
+        sends.push_back({c, src, bytes});
+      } else {
+        TRN_TRY(c->beginRecv(tag, bytes));
+        recvs.push_back({c, in.data(), bytes});
+      }
+      return drive(cluster.bell(r), sends, recvs);
+    });
+    EXPECT_TRUE(status.isOk()) << status.message();
+    return status.isOk() && std::memcmp(in.data(), src, bytes) == 0;
+  }
+
+  // Fills `bytes` at `dst` (device or host memory) with a pattern of `seed`.
+  static void fill(std::byte* dst, size_t bytes, uint64_t seed) {
+    std::vector<std::byte> pattern(bytes);
+    fillPattern(pattern, seed);
+    std::memcpy(dst, pattern.data(), bytes);
+  }
+
+  std::optional<EnvGuard> provider_;
+  EnvGuard mrLocal_{"TRNCCL_OFI_MR_LOCAL", "1"};
+  EnvGuard zcopy_{"TRNCCL_OFI_ZCOPY_BYTES", "4096"};
+  EnvGuard piece_{"TRNCCL_OFI_PIECE_BYTES", std::to_string(kPieceBytes)};
+};
+
+// The first message registers its window once; the same buffer again, and a neighbouring
+// buffer of the same window, register nothing and hit the cache on every piece.
+TEST_P(OfiZeroCopyTest, DeviceBufferGoesZeroCopyWithACachedRegistration) {
+  DeviceWindows device(1);
+  ASSERT_TRUE(device.ok());
+  std::byte* buffer = device.window(0);
+  std::byte* neighbour = device.window(0) + kWindow / 2;
+  fill(buffer, kMessage, 1);
+  fill(neighbour, kMessage, 2);
+  auto cluster = connect();
+  ASSERT_TRUE(cluster);
+
+  CounterDelta first;
+  ASSERT_TRUE(transfer(*cluster, buffer, kMessage, 1));
+  EXPECT_EQ(first.get().registrations, 1);
+  EXPECT_EQ(first.get().cacheHits, 3);
+  EXPECT_EQ(first.get().zeroCopyPieces, 4);
+  EXPECT_EQ(first.get().copiedPieces, 0);
+
+  for (const std::byte* source : {buffer, neighbour}) {
+    CounterDelta again;
+    ASSERT_TRUE(transfer(*cluster, source, kMessage, 2));
+    EXPECT_EQ(again.get().registrations, 0);
+    EXPECT_EQ(again.get().cacheHits, 4);
+    EXPECT_EQ(again.get().zeroCopyPieces, 4);
+    EXPECT_EQ(again.get().copiedPieces, 0);
+  }
+}
+
+// Host memory may be unmapped behind the cache's back: never registered, always copied.
+TEST_P(OfiZeroCopyTest, HostBufferGoesThroughTheRing) {
+  std::vector<std::byte> host(kMessage);
+  fillPattern(host, 3);
+  auto cluster = connect();
+  ASSERT_TRUE(cluster);
+  CounterDelta delta;
+  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 3));
+  EXPECT_EQ(delta.get().zeroCopyPieces, 0);
+  EXPECT_EQ(delta.get().copiedPieces, 4);
+  EXPECT_EQ(delta.get().registrations, 0);
+  EXPECT_EQ(delta.get().cacheHits, 0);
+}
+
+// Without (pretended) local registration the same host buffer goes zero-copy, unregistered.
+TEST_P(OfiZeroCopyTest, HostBufferGoesZeroCopyWithoutMrLocal) {
+  EnvGuard off("TRNCCL_OFI_MR_LOCAL", "0");
+  Result<InfoPtr> info = chooseProvider(true);
+  ASSERT_TRUE(info.isOk()) << info.status().message();
+  if ((*info)->domain_attr->mr_mode & FI_MR_LOCAL) GTEST_SKIP() << "provider needs FI_MR_LOCAL";
+  std::vector<std::byte> host(kMessage);
+  fillPattern(host, 4);
+  auto cluster = connect();
+  ASSERT_TRUE(cluster);
+  CounterDelta delta;
+  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 4));
+  EXPECT_EQ(delta.get().zeroCopyPieces, 4);
+  EXPECT_EQ(delta.get().copiedPieces, 0);
+  EXPECT_EQ(delta.get().registrations, 0);
+}
+
+// One message from each of more windows than the cache holds: it stays at its bound by
+// evicting the least recently used, and closes every registration with the endpoint.
+TEST_P(OfiZeroCopyTest, ManyWindowsStayWithinTheBound) {
+  constexpr size_t kExtra = 16;
+  constexpr size_t kWindows = MrCache::kMaxEntries + kExtra;
+  constexpr size_t kBytes = 8192;  // one piece
+  DeviceWindows device(kWindows);
+  ASSERT_TRUE(device.ok());
+  for (size_t i = 0; i < kWindows; ++i) fill(device.window(i), kBytes, 100 + i);
+  CounterDelta delta;
+  {
+    auto cluster = connect();
+    ASSERT_TRUE(cluster);
+    for (size_t i = 0; i < kWindows; ++i) {
+      ASSERT_TRUE(transfer(*cluster, device.window(i), kBytes, i)) << "window " << i;
+    }
+    CounterValues after = delta.get();
+    EXPECT_EQ(after.registrations, static_cast<int64_t>(kWindows));
+    EXPECT_EQ(after.evictions, static_cast<int64_t>(kExtra));
+    EXPECT_EQ(after.liveRegistrations, static_cast<int64_t>(MrCache::kMaxEntries));
+    EXPECT_EQ(after.zeroCopyPieces, static_cast<int64_t>(kWindows));
+    EXPECT_EQ(after.cacheHits, 0);
+    // The newest window is still cached; the oldest was evicted and registers again.
+    ASSERT_TRUE(transfer(*cluster, device.window(kWindows - 1), kBytes, kWindows));
+    EXPECT_EQ(delta.get().cacheHits, 1);
+    ASSERT_TRUE(transfer(*cluster, device.window(0), kBytes, kWindows + 1));
+    EXPECT_EQ(delta.get().registrations, static_cast<int64_t>(kWindows + 1));
+    EXPECT_EQ(delta.get().liveRegistrations, static_cast<int64_t>(MrCache::kMaxEntries));
+  }
+  EXPECT_EQ(delta.get().liveRegistrations, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiZeroCopyTest, ::testing::Values("tcp", "shm"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace trnccl::transport::ofi::test

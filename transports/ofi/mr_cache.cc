@@ -1,0 +1,107 @@
+#include "transports/ofi/mr_cache.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "common/log.h"
+#include "device/device_api.h"
+#include "transports/ofi/buffer.h"
+#include "transports/ofi/testing.h"
+
+namespace trnccl::transport::ofi {
+
+namespace testing {
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+}  // namespace testing
+
+MrCache::MrCache(fid_domain* domain) : domain_(domain) {}
+
+MrCache::~MrCache() {
+  // The entries close as entries_ is destroyed. Pins left by sends that never completed do
+  // not matter any more: the endpoint, the only user of the descriptors, closed first.
+  testing::counters().liveRegistrations.fetch_sub(static_cast<int64_t>(entries_.size()),
+                                                  std::memory_order_relaxed);
+}
+
+Result<MrCache::Lease> MrCache::descriptor(const void* buf, size_t len) {
+  if (len == 0) return Lease{};
+  std::optional<device::MemoryLocation> where = device::locate(buf);
+  // Host memory (or a range running past the arena) is never registered: see the header.
+  if (!where || len > where->arenaBytes - where->offset) return Lease{};
+  auto* begin = static_cast<std::byte*>(const_cast<void*>(buf));
+  std::byte* end = begin + len;
+
+  Entry* entry = nullptr;
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->begin <= begin && end <= it->end) {
+      entries_.splice(entries_.begin(), entries_, it);  // now the most recently used
+      entry = &entries_.front();
+      testing::counters().cacheHits.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  if (entry == nullptr) {
+    // Everything pinned: copying this piece beats growing past the bound or waiting.
+    if (entries_.size() >= kMaxEntries && !evictOne()) return Lease{};
+    // Whole aligned windows, clipped to the arena: the arena's base need not be aligned.
+    auto arenaBegin = reinterpret_cast<uintptr_t>(begin) - where->offset;
+    uintptr_t arenaEnd = arenaBegin + where->arenaBytes;
+    uintptr_t low = reinterpret_cast<uintptr_t>(begin) / kWindowBytes * kWindowBytes;
+    uintptr_t high =
+        (reinterpret_cast<uintptr_t>(end) + kWindowBytes - 1) / kWindowBytes * kWindowBytes;
+    low = std::max(low, arenaBegin);
+    high = std::min(high, arenaEnd);
+    Result<Entry*> added =
+        add(reinterpret_cast<std::byte*>(low), reinterpret_cast<std::byte*>(high));
+    if (!added) return added.status();
+    entry = *added;
+  }
+  ++entry->pins;
+  return Lease{entry->desc, entry};
+}
+
+void MrCache::release(Entry* entry) {
+  if (entry != nullptr && entry->pins > 0) --entry->pins;
+}
+
+Result<MrCache::Entry*> MrCache::add(std::byte* begin, std::byte* end) {
+  auto bytes = static_cast<size_t>(end - begin);
+  fid_mr* mr = nullptr;
+  int rc = fi_mr_reg(domain_, begin, bytes, FI_SEND | FI_RECV, 0, nextMrKey(), 0, &mr, nullptr);
+  if (rc != 0) {
+    return Status(Code::kSystemError,
+                  fmt::format("ofi: registering {} bytes of device memory at {}: {}", bytes,
+                              static_cast<void*>(begin), fiError("fi_mr_reg", rc)));
+  }
+  Entry& entry = entries_.emplace_front();
+  entry.begin = begin;
+  entry.end = end;
+  entry.mr.reset(mr);
+  entry.desc = fi_mr_desc(mr);
+  testing::Counters& counters = testing::counters();
+  counters.registrations.fetch_add(1, std::memory_order_relaxed);
+  counters.liveRegistrations.fetch_add(1, std::memory_order_relaxed);
+  TRN_TRACE(kNet, "ofi: registered device memory [{}, +{}) ({} cached)",
+            static_cast<void*>(begin), bytes, entries_.size());
+  return &entry;
+}
+
+bool MrCache::evictOne() {
+  for (auto it = entries_.end(); it != entries_.begin();) {
+    --it;  // from the least recently used
+    if (it->pins != 0) continue;
+    entries_.erase(it);  // closes the registration
+    testing::Counters& counters = testing::counters();
+    counters.evictions.fetch_add(1, std::memory_order_relaxed);
+    counters.liveRegistrations.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace trnccl::transport::ofi
