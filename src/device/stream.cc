@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "common/wait.h"
 #include "device/device.h"
 
 namespace trnccl::device {
@@ -26,6 +27,15 @@ Stream::~Stream() {
 
 Stream* Stream::current() { return tlsCurrentStream; }
 
+template <typename Done>
+bool Stream::pollBriefly(Done done) {
+  Backoff backoff;
+  while (!done()) {
+    if (!backoff.next()) return false;
+  }
+  return true;
+}
+
 uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
   uint64_t sequence;
   {
@@ -38,13 +48,15 @@ uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
 }
 
 Status Stream::synchronize() {
+  const uint64_t target = enqueued_.load();
+  pollBriefly([&] { return completed_.load() >= target; });
   std::unique_lock<std::mutex> lock(mutex_);
-  uint64_t target = enqueued_;
   progress_.wait(lock, [&] { return completed_ >= target; });
   return error_;
 }
 
 Status Stream::waitFor(uint64_t sequence) {
+  pollBriefly([&] { return completed_.load() > sequence; });
   std::unique_lock<std::mutex> lock(mutex_);
   progress_.wait(lock, [&] { return completed_ > sequence; });
   return error_;
@@ -61,6 +73,13 @@ void Stream::workerLoop() {
   tlsCurrentStream = this;
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
+    if (queue_.empty() && !stopping_) {
+      // Idle: enqueued_ == completed_ until a task arrives (or the stream stops).
+      const uint64_t idleAt = completed_.load();
+      lock.unlock();
+      pollBriefly([&] { return enqueued_.load() != idleAt; });
+      lock.lock();
+    }
     workReady_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and drained
     Work work = std::move(queue_.front());
@@ -75,13 +94,9 @@ void Stream::workerLoop() {
 }
 
 void Stream::runOne(Work& work) {
-  Status sticky;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sticky = error_;
-  }
-  if (!sticky.isOk()) {
-    if (work.onSkip) work.onSkip(sticky);
+  // Only this thread writes error_ (under the lock, for other threads' reads): no lock here.
+  if (!error_.isOk()) {
+    if (work.onSkip) work.onSkip(error_);
     return;
   }
   // Tasks see the stream's device as current, whatever an earlier task set.

@@ -2,12 +2,16 @@
 //
 // Why a thread per stream: it gives CUDA's semantics for free — work on one stream is ordered,
 // work on different streams overlaps, and the host returns from enqueue at once. The worker
-// sleeps on a condition variable when the queue is empty, so idle streams cost no CPU.
+// sleeps on a condition variable when the queue is empty, so idle streams cost no CPU; like
+// every wait in trnccl it first polls briefly (common/wait.h Backoff), and so do synchronize()
+// and waitFor(). A thread wake-up costs ~10 us on our 2-core VMs: without the poll, a host
+// thread issuing collectives one by one woke the worker for each (5 futex calls per call).
 //
 // A task that returns an error puts the stream in a sticky error state: every later task is
 // skipped (its onSkip callback, if any, is told why) and synchronize() reports the error.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -55,14 +59,18 @@ class Stream {
 
   void workerLoop();
   void runOne(Work& work);
+  // Polls without the lock until `done()` or the backoff says to block; true if done.
+  template <typename Done>
+  static bool pollBriefly(Done done);
 
   const int device_;
   std::mutex mutex_;
   std::condition_variable workReady_;  // worker waits: queue non-empty or stopping
   std::condition_variable progress_;   // waiters: completed_ advanced
   std::deque<Work> queue_;
-  uint64_t enqueued_ = 0;   // tasks ever enqueued
-  uint64_t completed_ = 0;  // tasks run or skipped, always a prefix of the enqueued ones
+  // Written under mutex_; atomic so that the brief polls can read them without it.
+  std::atomic<uint64_t> enqueued_{0};   // tasks ever enqueued
+  std::atomic<uint64_t> completed_{0};  // tasks run or skipped, a prefix of the enqueued ones
   bool stopping_ = false;
   Status error_;        // sticky: the first failed task's Status
   std::thread worker_;  // last: starts once the state above is constructed
