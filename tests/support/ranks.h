@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <memory>
 #include <thread>
@@ -50,20 +49,24 @@ class Ranks {
     for (auto& t : threads) t.join();
   }
 
-  // Shared instance per rank count, destroyed at the end of the test program. With
-  // ranksPerInstance > 0 the communicators are created with TRNCCL_EMU_RANKS_PER_NODE set, so
-  // every that many consecutive ranks form one emulated instance.
+  // Communicators shared by the cases of one rank count. With ranksPerInstance > 0 they are
+  // created with TRNCCL_EMU_RANKS_PER_NODE set, so every that many consecutive ranks form one
+  // emulated instance. Only the latest (n, ranksPerInstance) stays alive: cases come in blocks
+  // of one size, and keeping every size's communicators (transport buffers of up to 36 ranks)
+  // ran the TSan build out of memory.
   static Ranks& get(int n, int ranksPerInstance = 0) {
-    static std::map<std::pair<int, int>, std::unique_ptr<Ranks>> cache;
-    auto& slot = cache[{n, ranksPerInstance}];
-    if (!slot) {
+    static std::pair<int, int> key;
+    static std::unique_ptr<Ranks> cached;
+    if (!cached || key != std::pair{n, ranksPerInstance}) {
+      cached.reset();
       if (ranksPerInstance > 0) {
         setenv("TRNCCL_EMU_RANKS_PER_NODE", std::to_string(ranksPerInstance).c_str(), 1);
       }
-      slot = std::make_unique<Ranks>(n);
+      cached = std::make_unique<Ranks>(n);
       unsetenv("TRNCCL_EMU_RANKS_PER_NODE");
+      key = {n, ranksPerInstance};
     }
-    return *slot;
+    return *cached;
   }
 
  private:
