@@ -49,7 +49,8 @@ tsan-test: deps
 	TRNCCL_SOCKET_IFNAME=lo TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --preset tsan -j$(CTEST_J)
 
-fuzz: deps
+fuzz:
+	@bash scripts/deps.sh fuzz
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target trnccl_fuzzers
 	ctest --preset fuzz -j$(CTEST_J)

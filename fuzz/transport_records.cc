@@ -21,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   shm::Record record;
   std::memcpy(&record, data, sizeof(record));
-  shm::Expected expected{posted[0], posted[1], posted[2] % (posted[1] + 1), posted[3]};
+  // got <= bytes, as the receiver keeps it (posted[1] + 1 wraps to 0 for the largest value).
+  const uint64_t got = posted[1] == UINT64_MAX ? posted[2] : posted[2] % (posted[1] + 1);
+  shm::Expected expected{posted[0], posted[1], got, posted[3]};
   if (shm::beginRecordProblem(record, expected).empty()) {
     if (record.kind != static_cast<uint32_t>(shm::RecordKind::kBegin) ||
         record.a != expected.tag || record.bytes != expected.bytes) {
