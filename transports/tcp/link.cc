@@ -1,5 +1,8 @@
 #include "transports/tcp/link.h"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
@@ -166,16 +169,32 @@ Pieces Link::writable(size_t s) {
   return piecesOf(st.out, st.out.head, ringBytes_ - (st.out.head - st.out.tail));
 }
 
+// When the I/O thread is not writing this stream, the executor's thread writes what it can
+// itself (non-blocking) and hands only a remainder to the I/O thread: a small message then
+// reaches the kernel without waking another thread, which on oversubscribed cores costs more
+// than the send. `writing` says who owns the socket's write side; it is false here, so the I/O
+// thread is not writing, and stays false until this thread posts it. close() runs only after
+// the executor is done with the connection (TcpConnection's destructor), so the descriptor is
+// open.
 void Link::commit(size_t s, size_t bytes) {
   Stream& st = *streams_[s];
-  bool kick = false;
   {
     std::lock_guard lock(st.mutex);
     st.out.head += bytes;
-    kick = !st.writing;
+    if (st.writing) return;  // the I/O thread's write loop will find the new bytes
+    Pieces data = piecesOf(st.out, st.out.tail, st.out.head - st.out.tail);
+    std::array<iovec, 2> iov = {iovec{data.part[0].data(), data.part[0].size()},
+                                iovec{data.part[1].data(), data.part[1].size()}};
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = data.part[1].empty() ? 1 : 2;
+    ssize_t n = ::sendmsg(st.socket.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) st.out.tail += static_cast<uint64_t>(n);
+    // EAGAIN or an error: the I/O thread retries, and reports the error through asio.
+    if (st.out.head == st.out.tail) return;
     st.writing = true;
   }
-  if (kick) asio::post(io_, [self = shared_from_this(), s] { self->startWrite(s); });
+  asio::post(io_, [self = shared_from_this(), s] { self->startWrite(s); });
 }
 
 Pieces Link::readable(size_t s) {
