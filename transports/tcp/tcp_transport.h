@@ -7,12 +7,13 @@
 //   TRNCCL_SOCKET_FAMILY   AF_INET or AF_INET6 only (interfaces.h)
 //   TRNCCL_SOCKET_NSOCKS   sockets per peer, 1..16; a pair uses the smaller of its two ranks'
 //                          values. Default 1: on the 2-core loopback test machine, 2 ranks
-//                          exchanging 64 MiB messages both ways at once moved 1.16-1.24 GB/s
-//                          per direction with 1 socket, 1.19 with 2 and 1.13-1.16 with 4 (each
-//                          rank's one I/O thread makes every socket call either way). Measured
-//                          with test_tcp --gtest_also_run_disabled_tests
-//                          --gtest_filter='*DISABLED_Throughput*'; more sockets may pay off on
-//                          real NICs with more cores, striping is tested either way.
+//                          exchanging 64 MiB messages both ways at once moved 0.99-1.15 GB/s
+//                          per direction with 1 socket, 0.86-0.98 with 2 and 0.77-0.83 with 4
+//                          (each rank's one I/O thread makes every socket call either way):
+//                            TRNCCL_TRANSPORT=tcp TRNCCL_SOCKET_NSOCKS=N mpirun -np 2
+//                              sendrecv_perf -b 64M -e 64M -n 8 -w 2
+//                          More sockets may pay off on real NICs with more cores; striping is
+//                          tested either way.
 //   TRNCCL_TCP_BUFFER_BYTES staging per peer and direction (default 4 MiB, at least 64 KiB per
 //                          socket); what bufferBytes() reports. Allocated when first used.
 //

@@ -209,36 +209,5 @@ TEST(TcpHygiene, TransportAndConnectionsDieInEitherOrder) {
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
-// Not a test: how many bytes per second move between two ranks with 1, 2 and 4 sockets per
-// peer, to choose the default of TRNCCL_SOCKET_NSOCKS. Run with
-//   test_tcp --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_Throughput*'
-TEST(TcpPerf, DISABLED_Throughput) {
-  const size_t bytes = size_t{64} << 20;
-  for (int nsocks : {1, 2, 4, 1, 2, 4}) {
-    EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", std::to_string(nsocks));
-    Cluster cluster(2);
-    ASSERT_TRUE(cluster.connectAll().isOk());
-    std::vector<std::vector<std::byte>> out(2, std::vector<std::byte>(bytes));
-    std::vector<std::vector<std::byte>> in(2, std::vector<std::byte>(bytes));
-    const int rounds = 8;
-    auto start = Clock::now();
-    Status status = cluster.runEach([&](int r) -> Status {
-      Connection* c = cluster.conn(r, 0);
-      for (int i = 0; i < rounds; ++i) {
-        TRN_TRY(c->beginSend(static_cast<uint64_t>(i), bytes));
-        TRN_TRY(c->beginRecv(static_cast<uint64_t>(i), bytes));
-        std::vector<SendOp> sends{{c, out[static_cast<size_t>(r)].data(), bytes}};
-        std::vector<RecvOp> recvs{{c, in[static_cast<size_t>(r)].data(), bytes}};
-        TRN_TRY(drive(cluster.bell(r), sends, recvs));
-      }
-      return Status::ok();
-    });
-    double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    ASSERT_TRUE(status.isOk()) << status.message();
-    std::printf("nsocks %d: %.2f GB/s per direction (%d x %zu MiB each way, both ways at once)\n",
-                nsocks, rounds * static_cast<double>(bytes) / seconds / 1e9, rounds, bytes >> 20);
-  }
-}
-
 }  // namespace
 }  // namespace trnccl::transport::tcp::test
