@@ -2,8 +2,9 @@
 // thread drives.
 //
 // Each socket (a stream) has an outbound ring, filled by the executor's thread and written to
-// the socket by the I/O thread, and an inbound ring, filled from the socket by the I/O thread
-// and consumed by the executor's thread. The ring positions and the writing/reading flags are
+// the socket by that thread while the socket is idle (commit()) or else by the I/O thread, and
+// an inbound ring, filled from the socket by the I/O thread and consumed by the executor's
+// thread. The ring positions and the writing/reading flags are
 // guarded by the stream's mutex; the bytes themselves are copied outside it (the producer only
 // touches free space, the consumer only published bytes). The I/O thread rings the doorbell
 // whenever bytes arrive, room frees up, or a socket fails, and parks a direction when its ring
