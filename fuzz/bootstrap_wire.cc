@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/bootstrap_wire.h"
+#include "bootstrap/bootstrap_wire.h"
 
-using namespace trnccl::comm;
+using namespace trnccl::bootstrap;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 + wire::kHeaderBytes) return 0;

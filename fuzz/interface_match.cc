@@ -4,16 +4,16 @@
 #include <cstdlib>
 #include <string>
 
-#include "comm/socket.h"
+#include "bootstrap/socket.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   size_t nl = text.find('\n');
   std::string name = text.substr(0, nl);
   std::string spec = nl == std::string::npos ? "" : text.substr(nl + 1);
-  bool match = trnccl::comm::matchInterface(name, spec);
+  bool match = trnccl::bootstrap::matchInterface(name, spec);
   if (!spec.empty() && spec.front() != '^') {
-    bool excluded = trnccl::comm::matchInterface(name, "^" + spec);
+    bool excluded = trnccl::bootstrap::matchInterface(name, "^" + spec);
     if (excluded == match) std::abort();
   }
   return 0;

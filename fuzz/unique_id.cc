@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
-using trnccl::comm::UniqueId;
+using trnccl::bootstrap::UniqueId;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char in[128] = {};

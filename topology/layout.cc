@@ -1,7 +1,5 @@
 #include "topology/layout.h"
 
-#include "common/env.h"
-#include "common/log.h"
 
 namespace trnccl::topology {
 
@@ -41,15 +39,6 @@ Result<Layout> makeLayout(const Topology& topo, int nranks, int ranksPerInstance
                         local});
   }
   return l;
-}
-
-Result<Layout> makeLayoutFromEnv(const Topology& topo, int nranks) {
-  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
-  if (k > 0) {
-    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks,
-             k, topo.name);
-  }
-  return makeLayout(topo, nranks, k > 0 ? static_cast<int>(k) : 0);
 }
 
 std::optional<Route> routeBetweenRanks(const Topology& topo, const Layout& layout, int a, int b) {

@@ -44,9 +44,6 @@ struct Layout {
 // ranksPerInstance 0 → the description's. Error when it exceeds what an instance holds or
 // nranks < 1.
 Result<Layout> makeLayout(const Topology& topo, int nranks, int ranksPerInstance = 0);
-// As makeLayout, with ranksPerInstance from TRNCCL_EMU_RANKS_PER_NODE (unset or 0: the
-// description's).
-Result<Layout> makeLayoutFromEnv(const Topology& topo, int nranks);
 
 // How bytes travel between two ranks: same chip → on-chip; same copy of the description →
 // routeBetween over its chips; different copies → the network. nullopt when not described.

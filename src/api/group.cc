@@ -29,7 +29,7 @@ struct P2pCall {
 };
 struct InitCall {
   trncclComm* handle;
-  comm::UniqueId id;
+  bootstrap::UniqueId id;
   comm::Config config;
 };
 
@@ -108,7 +108,7 @@ void recordP2p(trncclComm_t comm, const algorithms::p2p::Op& op, trnrtStream_t s
   group.calls.push_back(P2pCall{comm, op, stream});
 }
 
-void recordInit(trncclComm* handle, const comm::UniqueId& id, const comm::Config& config) {
+void recordInit(trncclComm* handle, const bootstrap::UniqueId& id, const comm::Config& config) {
   group.inits.push_back(InitCall{handle, id, config});
 }
 

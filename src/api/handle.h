@@ -36,14 +36,14 @@ inline trncclResult_t succeed() { return trncclSuccess; }
 Result<comm::Communicator*> usable(trncclComm_t comm);
 
 // Runs a communicator's init and stores the outcome in the handle (blocking or deferred).
-void runInit(trncclComm* handle, comm::UniqueId id, comm::Config config);
+void runInit(trncclComm* handle, bootstrap::UniqueId id, comm::Config config);
 
 // Groups (group.cc): inside trncclGroupStart/End, calls are recorded and issued at the end.
 bool inGroup();
 void recordCollective(const char* what, trncclComm_t comm, algorithms::CollArgs args,
                       trnrtStream_t stream);
 void recordP2p(trncclComm_t comm, const algorithms::p2p::Op& op, trnrtStream_t stream);
-void recordInit(trncclComm* handle, const comm::UniqueId& id, const comm::Config& config);
+void recordInit(trncclComm* handle, const bootstrap::UniqueId& id, const comm::Config& config);
 // An error of a call inside the group; trncclGroupEnd reports it and issues nothing.
 void recordGroupError(const Status& status);
 

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "api/handle.h"
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 #include "common/log.h"
 #include "device/device_api.h"
 
@@ -33,7 +33,7 @@ Status checkConfig(const trncclConfig_t* config) {
 
 }  // namespace
 
-void trnccl::api::runInit(trncclComm* handle, trnccl::comm::UniqueId id, trnccl::comm::Config cfg) {
+void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id, trnccl::comm::Config cfg) {
   auto c = trnccl::comm::Communicator::init(id, handle->nranks, handle->rank, handle->device, cfg);
   std::lock_guard<std::mutex> lock(handle->mu);
   if (c) {
@@ -86,7 +86,7 @@ trncclResult_t trncclGetVersion(int* version) {
 
 trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId) {
   if (uniqueId == nullptr) return fail(trnccl::invalidArgument("trncclGetUniqueId: uniqueId is NULL"));
-  auto id = trnccl::comm::createUniqueId();
+  auto id = trnccl::bootstrap::createUniqueId();
   if (!id) return fail(id.status());
   id->encode(uniqueId->internal);
   return succeed();
@@ -101,7 +101,7 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
     return fail(trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
   }
   if (Status s = checkConfig(config); !s) return fail(s);
-  auto id = trnccl::comm::UniqueId::decode(commId.internal);
+  auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
   trnccl::comm::Config cfg = config == nullptr
                                  ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)

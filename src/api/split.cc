@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "api/handle.h"
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 using trnccl::Status;
 using trnccl::api::fail;
@@ -63,7 +63,7 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   });
   const bool leader = color != TRNCCL_SPLIT_NOCOLOR && members.front() == p.rank();
   if (leader) {
-    auto id = trnccl::comm::createUniqueId(/*useCommIdEnv=*/false);
+    auto id = trnccl::bootstrap::createUniqueId(/*useCommIdEnv=*/false);
     if (!id) return fail(id.status());
     id->encode(mine.id.data());
   }
@@ -71,7 +71,7 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   if (!round2) return fail(round2.status());
   if (color == TRNCCL_SPLIT_NOCOLOR) return trncclSuccess;
 
-  auto id = trnccl::comm::UniqueId::decode((*round2)[members.front()].id.data());
+  auto id = trnccl::bootstrap::UniqueId::decode((*round2)[members.front()].id.data());
   if (!id) return fail(id.status());
   trnccl::comm::Config cfg =
       config == nullptr ? p.config()

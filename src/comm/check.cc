@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/bootstrap_wire.h"
+#include "common/bytes.h"
 #include "comm/communicator.h"
 #include "common/env.h"
 #include "device/reduce.h"
@@ -12,8 +12,8 @@
 namespace trnccl::comm::check {
 namespace {
 
-using wire::detail::get;
-using wire::detail::put;
+using bytes::get;
+using bytes::put;
 
 std::string collName(int32_t c) {
   if (c < 0 || c > static_cast<int32_t>(algorithms::Collective::kAlltoAll)) {

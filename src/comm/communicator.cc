@@ -5,12 +5,13 @@
 
 #include "comm/peer_info.h"
 #include "common/log.h"
+#include "device/device_api.h"
 #include "schedule/executor.h"
 #include "trnccl/trnccl.h"
 
 namespace trnccl::comm {
 
-Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int nranks,
+Result<std::unique_ptr<Communicator>> Communicator::init(const bootstrap::UniqueId& id, int nranks,
                                                          int rank, int device,
                                                          const Config& config) {
   std::unique_ptr<Communicator> c(new Communicator());
@@ -22,7 +23,7 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int
   c->p2pSent_.assign(nranks, 0);
   c->p2pReceived_.assign(nranks, 0);
   log::setThreadRank(rank);
-  auto view = describeTopology(config.topology, nranks);
+  auto view = plan::describeTopology(config.topology, nranks);
   if (!view) return view.status();
   c->topology_ = std::move(*view);
   TRN_TRY(c->connect(id));
@@ -36,11 +37,11 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const UniqueId& id, int
   return c;
 }
 
-Status Communicator::connect(const UniqueId& id) {
+Status Communicator::connect(const bootstrap::UniqueId& id) {
   Deadline deadline = Deadline::after(config_.initTimeout);
-  if (id.fromEnv && rank_ == 0) TRN_TRY(ensureRoot(id));
+  if (id.fromEnv && rank_ == 0) TRN_TRY(bootstrap::ensureRoot(id));
   transport::PeerInfo self = makeSelfInfo(rank_, device_);
-  auto boot = Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)), deadline);
+  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)), deadline);
   if (!boot) return boot.status();
   bootstrap_ = std::move(*boot);
   bootstrap_->setTimeout(config_.initTimeout);
@@ -60,6 +61,7 @@ Status Communicator::connect(const UniqueId& id) {
   ctx.peers = peers_;
   ctx.oob = bootstrap_.get();
   ctx.bell = &bell_;
+  ctx.locate = [](const void* p) { return device::locate(p); };
   ctx.deadline = deadline;
   auto set = TransportSet::connect(ctx, config_.transports);
   if (!set) return set.status();

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 #include "comm/config.h"
-#include "comm/topology_view.h"
+#include "plan/topology_view.h"
 #include "comm/transport_set.h"
 #include "common/status.h"
 #include "common/wait.h"
@@ -24,7 +24,7 @@ namespace trnccl::comm {
 class Communicator {
  public:
   // Collective over the nranks ranks: bootstrap, peer table, transport connections.
-  static Result<std::unique_ptr<Communicator>> init(const UniqueId& id, int nranks, int rank,
+  static Result<std::unique_ptr<Communicator>> init(const bootstrap::UniqueId& id, int nranks, int rank,
                                                     int device, const Config& config);
   ~Communicator();
 
@@ -33,7 +33,7 @@ class Communicator {
   int device() const { return device_; }
   const Config& config() const { return config_; }
   uint64_t commHash() const { return commHash_; }
-  Bootstrap& bootstrap() { return *bootstrap_; }
+  bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   const std::vector<transport::PeerInfo>& peers() const { return peers_; }
   // The pipeline slice for this communicator's connections.
   size_t sliceBytes() const { return sliceBytes_; }
@@ -42,7 +42,7 @@ class Communicator {
   void notePlanned(const std::string& algorithm) { lastPlanned_ = algorithm; }
   const std::string& lastPlanned() const { return lastPlanned_; }
   // The topology as the algorithms and the tuner see it.
-  const TopologyView& topology() const { return topology_; }
+  const plan::TopologyView& topology() const { return topology_; }
 
   // Called by the API thread, in call order: a task for the stream is about to be enqueued.
   // Collectives get the next collective sequence number (every rank calls them in the same
@@ -65,7 +65,7 @@ class Communicator {
 
  private:
   Communicator() = default;
-  Status connect(const UniqueId& id);
+  Status connect(const bootstrap::UniqueId& id);
   void groupInstancesByHost();
 
   int rank_ = 0;
@@ -73,12 +73,12 @@ class Communicator {
   int device_ = 0;
   Config config_;
   uint64_t commHash_ = 0;
-  std::unique_ptr<Bootstrap> bootstrap_;
+  std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
   Doorbell bell_;
   std::unique_ptr<TransportSet> transports_;
   size_t sliceBytes_ = 64 * 1024;
-  TopologyView topology_;
+  plan::TopologyView topology_;
   std::string lastPlanned_;
 
   std::atomic<uint64_t> nextSeq_{0};

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::comm {
 

@@ -4,6 +4,11 @@
 #include <sstream>
 
 #include "common/log.h"
+#ifdef TRNCCL_HAVE_OFI
+#include "transports/ofi/ofi_transport.h"
+#endif
+#include "transports/shm/shm_transport.h"
+#include "transports/tcp/tcp_transport.h"
 
 namespace trnccl::comm {
 namespace {
@@ -17,13 +22,23 @@ std::vector<std::string> splitList(const std::string& text) {
   return out;
 }
 
+// A transport by name ("shm", "tcp", "ofi"); nullptr for an unknown or unbuilt one.
+std::unique_ptr<transport::Transport> makeTransport(const std::string& name) {
+  if (name == "shm") return transport::makeShmTransport();
+  if (name == "tcp") return transport::makeTcpTransport();
+#ifdef TRNCCL_HAVE_OFI
+  if (name == "ofi") return transport::makeOfiTransport();
+#endif
+  return nullptr;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<TransportSet>> TransportSet::connect(transport::SetupContext& ctx,
                                                             const std::string& order) {
   auto set = std::make_unique<TransportSet>();
   for (const std::string& name : splitList(order)) {
-    if (auto t = transport::makeTransport(name)) {
+    if (auto t = makeTransport(name)) {
       set->transports_.push_back(std::move(t));
     } else {
       TRN_INFO(kInit, "transport '{}' is not available in this build; skipped", name);

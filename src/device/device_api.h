@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 
+#include "common/memory_location.h"
 #include "common/status.h"
 #include "trnccl/trnrt.h"
 
@@ -27,16 +28,8 @@ Status enqueue(trnrtStream_t stream, Task task,
 // The calling thread's current device (trnrtSetDevice; 0 by default).
 int currentDevice();
 
-// Where a device allocation lives, so that a peer on the same host can map the arena
-// (/proc/<pid>/fd/<fd>) and read it in place: the emulated NeuronLink DMA.
-struct MemoryLocation {
-  int device = -1;
-  pid_t pid = 0;
-  int arenaFd = -1;        // memfd backing the device's HBM arena
-  size_t arenaBytes = 0;   // size of the arena mapping
-  size_t offset = 0;       // offset of the pointer inside the arena
-};
-// std::nullopt for memory that is not device memory of this process.
+// Where a device allocation lives (common/memory_location.h); std::nullopt for memory that is
+// not device memory of this process.
 std::optional<MemoryLocation> locate(const void* ptr);
 
 }  // namespace trnccl::device

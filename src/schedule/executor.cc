@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::schedule {
 namespace {

@@ -10,7 +10,10 @@
 #include "common/status.h"
 #include "common/wait.h"
 #include "schedule/schedule.h"
-#include "transports/transport.h"
+
+namespace trnccl::transport {
+class Connection;  // transports/core/transport.h: only the executor's sources use transports
+}  // namespace trnccl::transport
 
 namespace trnccl::schedule {
 

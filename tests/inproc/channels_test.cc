@@ -16,7 +16,7 @@
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/ring_steps.h"
 #include "api/handle.h"
-#include "comm/topology_view.h"
+#include "plan/topology_view.h"
 #include "plan/planner.h"
 #include "support/collective_cases.h"
 #include "support/ranks.h"
@@ -31,7 +31,7 @@ namespace {
 using algorithms::Collective;
 
 std::shared_ptr<const algorithms::Shape> shapeOf(int nranks) {
-  auto view = comm::describeTopology("trn1.32xlarge", nranks);
+  auto view = plan::describeTopology("trn1.32xlarge", nranks);
   EXPECT_TRUE(view.isOk()) << view.status().message();
   return view ? view->shape : nullptr;
 }
@@ -177,7 +177,7 @@ TEST(ChannelSchedules, OneRingFallsBackToOneChannelAlongLinks) {
 }
 
 // Channel counts of the ring for a call, whether or not the ring is the algorithm chosen.
-int ringChannels(const comm::TopologyView& view, Collective coll, int nranks, size_t bytes) {
+int ringChannels(const plan::TopologyView& view, Collective coll, int nranks, size_t bytes) {
   algorithms::CollArgs a;
   a.coll = coll;
   a.type = device::DataType::kFloat32;
@@ -189,7 +189,7 @@ int ringChannels(const comm::TopologyView& view, Collective coll, int nranks, si
 }
 
 TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
-  auto view = comm::describeTopology("trn1.32xlarge", 32);
+  auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk());
   for (Collective coll : {Collective::kAllReduce, Collective::kAllGather,
                           Collective::kReduceScatter}) {
@@ -211,13 +211,13 @@ TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
   // Other algorithms run on one channel.
   EXPECT_EQ(plan::chooseChannels("torus2d", a, view->links), 1);
   // One physical ring at 16 ranks.
-  auto view16 = comm::describeTopology("trn1.32xlarge", 16);
+  auto view16 = plan::describeTopology("trn1.32xlarge", 16);
   ASSERT_TRUE(view16.isOk());
   EXPECT_EQ(ringChannels(*view16, Collective::kAllReduce, 16, 64 << 20), 1);
 }
 
 TEST(ChannelTuner, NchannelsOverrides) {
-  auto view = comm::describeTopology("trn1.32xlarge", 32);
+  auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk());
   setenv("TRNCCL_NCHANNELS", "1", 1);
   EXPECT_EQ(ringChannels(*view, Collective::kAllReduce, 32, 64 << 20), 1);

@@ -4,13 +4,13 @@
 
 #include <string>
 
-#include "comm/topology_view.h"
+#include "plan/topology_view.h"
 #include "plan/planner.h"
 
 namespace trnccl::testing {
 namespace {
 
-std::string chosen(const comm::TopologyView& view, algorithms::Collective coll, int nranks,
+std::string chosen(const plan::TopologyView& view, algorithms::Collective coll, int nranks,
                    size_t bytes) {
   algorithms::CollArgs a;
   a.coll = coll;
@@ -25,7 +25,7 @@ std::string chosen(const comm::TopologyView& view, algorithms::Collective coll, 
 }
 
 TEST(Tuner, Trn1WholeTorus) {
-  auto view = comm::describeTopology("trn1.32xlarge", 32);
+  auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk()) << view.status().message();
   EXPECT_EQ(view->shape->torus.numRows(), 4);
   EXPECT_EQ(view->shape->torus.numCols(), 8);
@@ -41,7 +41,7 @@ TEST(Tuner, Trn1WholeTorus) {
 }
 
 TEST(Tuner, SmallCommunicatorUsesFlatAlgorithms) {
-  auto view = comm::describeTopology("trn1.32xlarge", 4);
+  auto view = plan::describeTopology("trn1.32xlarge", 4);
   ASSERT_TRUE(view.isOk());
   EXPECT_FALSE(view->shape->torus.usable(4));  // 2 chips: one torus row
   using algorithms::Collective;
@@ -52,7 +52,7 @@ TEST(Tuner, SmallCommunicatorUsesFlatAlgorithms) {
 }
 
 TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {
-  auto view = comm::describeTopology("trn1.32xlarge", 32);
+  auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk());
   setenv("TRNCCL_ALGO", "allreduce:ring", 1);
   EXPECT_EQ(chosen(*view, algorithms::Collective::kAllReduce, 32, 1024), "ring");

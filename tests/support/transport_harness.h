@@ -16,7 +16,7 @@
 
 #include "common/status.h"
 #include "common/wait.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::test {
 

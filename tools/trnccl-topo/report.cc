@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "sections.h"
+#include "plan/topology_view.h"
 #include "topology/rings.h"
 #include "topology/subgroups.h"
 
@@ -76,7 +77,7 @@ void printNeighbors(const Topology& t) {
 }
 
 Status printRings(const Topology& t, int nranks) {
-  auto made = makeLayoutFromEnv(t, nranks);
+  auto made = plan::layoutFromEnv(t, nranks);
   TRN_TRY(made.status());
   const Layout& l = *made;
   fmt::print("{} ranks on {}: {} instance(s), up to {} ranks per instance, {} per chip\n",

@@ -2,14 +2,14 @@
 // with the cost model's estimate (the same planner the communicator uses, src/plan/).
 #include <fmt/format.h>
 
-#include "comm/topology_view.h"
+#include "plan/topology_view.h"
 #include "plan/planner.h"
 #include "sections.h"
 
 namespace trnccl::tools {
 
 Status printTuning(const std::string& nameOrPath, int nranks) {
-  auto view = comm::describeTopology(nameOrPath, nranks);
+  auto view = plan::describeTopology(nameOrPath, nranks);
   if (!view) return view.status();
   fmt::print("# tuner choices for {} (float32; estimates on the modelled hardware; xN: N "
              "channels)\n",

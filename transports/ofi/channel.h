@@ -28,7 +28,7 @@
 #include "transports/ofi/endpoint.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/wire.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi {
 

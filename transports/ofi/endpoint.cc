@@ -34,11 +34,13 @@ const char* opName(OpKind kind) {
   return "operation with";
 }
 
-Endpoint::Endpoint(InfoPtr info, int rank, Doorbell* bell)
-    : info_(std::move(info)), rank_(rank), bell_(bell) {}
+Endpoint::Endpoint(InfoPtr info, int rank, Doorbell* bell, MemoryLocator locate)
+    : info_(std::move(info)), rank_(rank), bell_(bell), locate_(std::move(locate)) {}
 
-Result<std::shared_ptr<Endpoint>> Endpoint::open(InfoPtr info, int rank, Doorbell* bell) {
-  std::shared_ptr<Endpoint> endpoint(new Endpoint(std::move(info), rank, bell));
+Result<std::shared_ptr<Endpoint>> Endpoint::open(InfoPtr info, int rank, Doorbell* bell,
+                                                 MemoryLocator locate) {
+  std::shared_ptr<Endpoint> endpoint(
+      new Endpoint(std::move(info), rank, bell, std::move(locate)));
   TRN_TRY(endpoint->openObjects());
   return endpoint;
 }
@@ -57,7 +59,7 @@ Status Endpoint::openObjects() {
   // (efa's) with real registrations on whatever provider a test machine has.
   mrLocal_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 ||
              env::getInt("TRNCCL_OFI_MR_LOCAL", 0) != 0;
-  if (mrLocal_) mrCache_ = std::make_unique<MrCache>(domain_.get());
+  if (mrLocal_) mrCache_ = std::make_unique<MrCache>(domain_.get(), locate_);
 
   // A descriptor to wait on if the provider offers one; else a plain polled queue.
   fi_cq_attr cqAttr{};

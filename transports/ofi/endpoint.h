@@ -31,6 +31,7 @@
 #include <span>
 #include <vector>
 
+#include "common/memory_location.h"
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/ofi/fid.h"
@@ -62,7 +63,8 @@ struct Op {
 class Endpoint {
  public:
   // Opens everything for `info` (fi_dupinfo'd, owned from here on).
-  static Result<std::shared_ptr<Endpoint>> open(InfoPtr info, int rank, Doorbell* bell);
+  static Result<std::shared_ptr<Endpoint>> open(InfoPtr info, int rank, Doorbell* bell,
+                                                MemoryLocator locate);
   ~Endpoint();
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
@@ -90,7 +92,7 @@ class Endpoint {
   bool hasWaker() const { return waker_ != nullptr; }
 
  private:
-  Endpoint(InfoPtr info, int rank, Doorbell* bell);
+  Endpoint(InfoPtr info, int rank, Doorbell* bell, MemoryLocator locate);
   Status openObjects();
   Result<bool> tryPost(Op& op);
   Status readError();
@@ -99,6 +101,7 @@ class Endpoint {
   InfoPtr info_;
   int rank_;
   Doorbell* bell_;
+  MemoryLocator locate_;  // for the registration cache
   std::mutex mutex_;
   std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
   Status error_;

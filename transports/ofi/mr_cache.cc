@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "common/log.h"
-#include "device/device_api.h"
 #include "transports/ofi/buffer.h"
 #include "transports/ofi/testing.h"
 
@@ -19,7 +18,8 @@ Counters& counters() {
 
 }  // namespace testing
 
-MrCache::MrCache(fid_domain* domain) : domain_(domain) {}
+MrCache::MrCache(fid_domain* domain, MemoryLocator locate)
+    : domain_(domain), locate_(std::move(locate)) {}
 
 MrCache::~MrCache() {
   // The entries close as entries_ is destroyed. Pins left by sends that never completed do
@@ -30,7 +30,7 @@ MrCache::~MrCache() {
 
 Result<MrCache::Lease> MrCache::descriptor(const void* buf, size_t len) {
   if (len == 0) return Lease{};
-  std::optional<device::MemoryLocation> where = device::locate(buf);
+  std::optional<MemoryLocation> where = locate_ ? locate_(buf) : std::nullopt;
   // Host memory (or a range running past the arena) is never registered: see the header.
   if (!where || len > where->arenaBytes - where->offset) return Lease{};
   auto* begin = static_cast<std::byte*>(const_cast<void*>(buf));

@@ -3,7 +3,7 @@
 // wants the descriptor of a registration covering the bytes, and registering per send would
 // cost more than the copy it saves. One cache per Endpoint, used under the endpoint's lock.
 //
-// What is cached: only emulated device memory of this process (device::locate). A device's
+// What is cached: only emulated device memory of this process (the MemoryLocator). A device's
 // HBM arena is a memfd mapping that lives as long as the process and is never unmapped or
 // hole-punched, so a registration of an arena range never goes stale, not even after
 // trnrtFree: entries need no invalidation. Host memory can be unmapped and its addresses reused
@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <list>
 
+#include "common/memory_location.h"
 #include "common/status.h"
 #include "transports/ofi/fid.h"
 
@@ -52,8 +53,9 @@ class MrCache {
     explicit operator bool() const { return entry != nullptr; }
   };
 
-  // `domain` must outlive the cache (the Endpoint declares the cache after its domain).
-  explicit MrCache(fid_domain* domain);
+  // `domain` must outlive the cache (the Endpoint declares the cache after its domain);
+  // `locate` tells device memory (the only memory cached) from host memory.
+  MrCache(fid_domain* domain, MemoryLocator locate);
   ~MrCache();
   MrCache(const MrCache&) = delete;
   MrCache& operator=(const MrCache&) = delete;
@@ -71,6 +73,7 @@ class MrCache {
   bool evictOne();
 
   fid_domain* domain_;
+  MemoryLocator locate_;
   std::list<Entry> entries_;  // most recently used first
 };
 

@@ -7,7 +7,7 @@
 
 #include "transports/ofi/channel.h"
 #include "transports/ofi/endpoint.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi {
 

@@ -118,7 +118,7 @@ Status Setup::open() {
   std::string description = describe(**info);
   size_t maxMessage = (*info)->ep_attr->max_msg_size;
   Result<std::shared_ptr<Endpoint>> endpoint =
-      Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell);
+      Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
   endpoint_ = std::move(*endpoint);
   pieceBytes_ = std::min(envBytes("TRNCCL_OFI_PIECE_BYTES", kDefaultPieceBytes), maxMessage);

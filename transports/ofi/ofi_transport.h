@@ -37,7 +37,7 @@
 
 #include <memory>
 
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport {
 

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "device/device_api.h"
 #include "transports/shm/testing.h"
 
 namespace trnccl::transport::shm {
@@ -96,8 +95,8 @@ bool ShmConnection::describe(const void* src, size_t bytes, Record& record) cons
     record.kind = static_cast<uint32_t>(RecordKind::kPointer);
     return true;
   }
-  if (link_.peerCaps & kCapArenaMap) {
-    std::optional<device::MemoryLocation> where = device::locate(src);
+  if ((link_.peerCaps & kCapArenaMap) && link_.locate) {
+    std::optional<MemoryLocation> where = link_.locate(src);
     if (where && where->pid == ::getpid() && where->offset <= where->arenaBytes &&
         bytes <= where->arenaBytes - where->offset) {
       record.kind = static_cast<uint32_t>(RecordKind::kArena);

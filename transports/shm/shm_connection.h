@@ -27,7 +27,7 @@
 #include "transports/shm/segment.h"
 #include "transports/shm/tsan_sync.h"
 #include "transports/shm/zero_copy.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::shm {
 
@@ -45,6 +45,7 @@ struct PeerLink {
   uint32_t peerCaps = 0;  // RecvCaps the peer found for reading this rank's memory
   size_t zcopyBytes = 0;  // pieces at least this large go by descriptor; 0: never
   std::shared_ptr<ArenaCache> arenas;
+  MemoryLocator locate;  // finds this rank's device memory (SetupContext::locate)
 };
 
 class ShmConnection final : public Connection {

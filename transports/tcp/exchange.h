@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::tcp {
 

@@ -12,7 +12,7 @@
 #include "transports/tcp/io_thread.h"
 #include "transports/tcp/link.h"
 #include "transports/tcp/wire.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::tcp {
 

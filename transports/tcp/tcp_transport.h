@@ -23,7 +23,7 @@
 
 #include <memory>
 
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport {
 

@@ -3,10 +3,10 @@
 #include <atomic>
 #include <cstring>
 
-#include "comm/bootstrap_wire.h"
+#include "bootstrap/bootstrap_wire.h"
 #include "unit/bootstrap/harness.h"
 
-namespace trnccl::comm::test {
+namespace trnccl::bootstrap::test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -217,4 +217,4 @@ TEST(BootstrapFaults, AbortUnblocksAllGather) {
 }
 
 }  // namespace
-}  // namespace trnccl::comm::test
+}  // namespace trnccl::bootstrap::test

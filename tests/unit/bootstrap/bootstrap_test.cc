@@ -6,7 +6,7 @@
 
 #include "unit/bootstrap/harness.h"
 
-namespace trnccl::comm::test {
+namespace trnccl::bootstrap::test {
 namespace {
 
 class BootstrapInit : public ::testing::TestWithParam<int> {};
@@ -110,4 +110,4 @@ TEST(Bootstrap, CommIdFromEnvironment) {
 }
 
 }  // namespace
-}  // namespace trnccl::comm::test
+}  // namespace trnccl::bootstrap::test

@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
-namespace trnccl::comm::test {
+namespace trnccl::bootstrap::test {
 
 inline UniqueId newId() {
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
@@ -101,4 +101,4 @@ class RawSocket {
   bool connected_ = false;
 };
 
-}  // namespace trnccl::comm::test
+}  // namespace trnccl::bootstrap::test

@@ -2,10 +2,10 @@
 #include <cstring>
 #include <random>
 
-#include "comm/socket.h"
+#include "bootstrap/socket.h"
 #include "unit/bootstrap/harness.h"
 
-namespace trnccl::comm::test {
+namespace trnccl::bootstrap::test {
 namespace {
 
 TEST(UniqueId, RoundTrips) {
@@ -97,4 +97,4 @@ TEST(ChooseHost, ForcedHostWins) {
 }
 
 }  // namespace
-}  // namespace trnccl::comm::test
+}  // namespace trnccl::bootstrap::test

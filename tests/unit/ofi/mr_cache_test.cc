@@ -27,7 +27,7 @@ class MrCacheTest : public ::testing::TestWithParam<std::string> {
     fid_domain* domain = nullptr;
     ASSERT_EQ(fi_domain(fabric_.get(), info->get(), &domain, nullptr), 0);
     domain_.reset(domain);
-    cache_.emplace(domain_.get());
+    cache_.emplace(domain_.get(), [](const void* p) { return device::locate(p); });
   }
   void TearDown() override { cache_.reset(); }  // before the domain closes
 
@@ -80,7 +80,7 @@ TEST_P(MrCacheTest, HostMemoryIsNeverRegistered) {
   std::vector<std::byte> host(1 << 20);
   DeviceWindows device(1);
   ASSERT_TRUE(device.ok());
-  std::optional<device::MemoryLocation> where = device::locate(device.window(0));
+  std::optional<MemoryLocation> where = device::locate(device.window(0));
   ASSERT_TRUE(where.has_value());
   const std::byte* arenaEnd = device.window(0) - where->offset + where->arenaBytes;
   CounterDelta delta;

@@ -18,11 +18,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "device/device_api.h"
 #include "common/wait.h"
 #include "support/transport_harness.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/ofi/provider.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi::test {
 
@@ -41,6 +42,7 @@ struct Rank {
     ctx.commHash = 0x0f1;
     ctx.oob = oob;
     ctx.bell = &bell;
+    ctx.locate = [](const void* p) { return device::locate(p); };
     ctx.deadline = Deadline::after(30s);
     for (int r = 0; r < nranks; ++r) {
       PeerInfo info;

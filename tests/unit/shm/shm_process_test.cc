@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "device/device_api.h"
-#include "tests/unit/shm/shm_test_util.h"
+#include "unit/shm/shm_test_util.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/testing.h"
 #include "trnccl/trnrt.h"

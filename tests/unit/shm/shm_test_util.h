@@ -19,10 +19,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "device/device_api.h"
 #include "common/wait.h"
 #include "support/transport_harness.h"
 #include "transports/shm/shm_transport.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::shm::test {
 
@@ -89,6 +90,7 @@ struct Rank {
     ctx.commHash = commHash;
     ctx.oob = oob;
     ctx.bell = &bell;
+    ctx.locate = [](const void* p) { return device::locate(p); };
     ctx.deadline = Deadline::after(30s);
     for (int r = 0; r < nranks; ++r) {
       PeerInfo info;

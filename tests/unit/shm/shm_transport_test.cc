@@ -6,7 +6,7 @@
 
 #include <tuple>
 
-#include "tests/unit/shm/shm_test_util.h"
+#include "unit/shm/shm_test_util.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/testing.h"
 

@@ -5,7 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "tests/unit/tcp/tcp_test_util.h"
+#include "unit/tcp/tcp_test_util.h"
 #include "transports/tcp/setup.h"
 #include "transports/tcp/testing.h"
 #include "transports/tcp/wire.h"

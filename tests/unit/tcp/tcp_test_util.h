@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "device/device_api.h"
 #include "common/wait.h"
 #include "support/transport_harness.h"
 #include "transports/tcp/tcp_transport.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
 namespace trnccl::transport::tcp::test {
 
@@ -40,6 +41,7 @@ struct Rank {
     ctx.commHash = commHash;
     ctx.oob = oob;
     ctx.bell = &bell;
+    ctx.locate = [](const void* p) { return device::locate(p); };
     ctx.deadline = Deadline::after(30s);
     for (int r = 0; r < nranks; ++r) {
       PeerInfo info;

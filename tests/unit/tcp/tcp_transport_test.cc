@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "tests/unit/tcp/tcp_test_util.h"
+#include "unit/tcp/tcp_test_util.h"
 #include "transports/tcp/tcp_connection.h"
 
 namespace trnccl::transport::tcp::test {

@@ -9,7 +9,6 @@ namespace trnccl::topology {
 namespace {
 
 using testing::builtin;
-using testing::ScopedEnv;
 
 TEST(Layout, Trn1RankMajorWithinChipChipMajorWithinInstance) {
   Topology t = builtin("trn1.32xlarge");
@@ -51,10 +50,9 @@ TEST(Layout, UltraServerInstancesAreOneDescription) {
   EXPECT_EQ(l->descChip(128 * 5 + 17), 16 + 2);
 }
 
-TEST(Layout, EmuRanksPerNodeSplitsOneHostIntoInstances) {
+TEST(Layout, EightRanksPerInstanceSplitOneHostIntoInstances) {
   Topology t = builtin("trn1.32xlarge");
-  ScopedEnv env("TRNCCL_EMU_RANKS_PER_NODE", "8");
-  auto l = makeLayoutFromEnv(t, 16);
+  auto l = makeLayout(t, 16, 8);
   ASSERT_TRUE(l) << l.status().message();
   EXPECT_EQ(l->ranksPerInstance, 8);
   EXPECT_EQ(l->instances, 2);

@@ -12,7 +12,6 @@ namespace trnccl::topology {
 namespace {
 
 using testing::builtin;
-using testing::ScopedEnv;
 
 Layout layoutOf(const Topology& t, int nranks, int perInstance = 0) {
   auto l = makeLayout(t, nranks, perInstance);
@@ -60,8 +59,7 @@ TEST(Subgroups, Trn1With32Ranks) {
 
 TEST(Subgroups, TwoEmulatedInstancesOfEightRanks) {
   Topology t = builtin("trn1.32xlarge");
-  ScopedEnv env("TRNCCL_EMU_RANKS_PER_NODE", "8");
-  auto made = makeLayoutFromEnv(t, 16);
+  auto made = makeLayout(t, 16, 8);
   ASSERT_TRUE(made);
   const Layout& l = *made;
   EXPECT_EQ(instanceGroups(l), (std::vector<Group>{range(0, 8), range(8, 8)}));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/memory_location.h"
 #include "common/status.h"
 #include "common/wait.h"
 
@@ -54,6 +55,9 @@ struct SetupContext {
   std::vector<PeerInfo> peers;  // indexed by rank
   OobChannel* oob = nullptr;
   Doorbell* bell = nullptr;  // this rank's doorbell: ring it when a connection has news
+  // Where a buffer lives if it is emulated device memory (zero-copy mapping, NIC registration);
+  // empty: every buffer is treated as host memory.
+  MemoryLocator locate;
   Deadline deadline = Deadline::never();
 };
 
@@ -101,8 +105,5 @@ class Transport {
   virtual Result<std::vector<std::unique_ptr<Connection>>> connect(
       SetupContext& ctx, const std::vector<int>& peerRanks) = 0;
 };
-
-// Builds a transport by name ("shm", "tcp", "ofi"); nullptr for an unknown or unbuilt one.
-std::unique_ptr<Transport> makeTransport(const std::string& name);
 
 }  // namespace trnccl::transport

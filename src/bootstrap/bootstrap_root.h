@@ -11,7 +11,7 @@
 
 #include "common/status.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 
 class RootService {
  public:
@@ -38,4 +38,4 @@ class RootService {
 // are joined when done (lazily) and at process exit.
 Result<uint16_t> startRoot(const std::string& host, uint16_t port, uint64_t magic);
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "common/wait.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -68,4 +68,4 @@ bool matchInterface(std::string_view name, std::string_view spec);
 // else 127.0.0.1.
 Result<std::string> chooseBootstrapHost();
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

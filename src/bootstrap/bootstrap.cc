@@ -2,7 +2,7 @@
 // Every wait is bounded (connect: the caller's deadline; later calls: the operation timeout)
 // and a failed or timed-out exchange leaves the stream out of step, so the first error is
 // kept and returned by every later call.
-#include "comm/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 #include <sys/socket.h>
 
@@ -12,12 +12,12 @@
 #include <cstring>
 #include <mutex>
 
-#include "comm/bootstrap_wire.h"
-#include "comm/socket.h"
+#include "bootstrap/bootstrap_wire.h"
+#include "bootstrap/socket.h"
 #include "common/env.h"
 #include "common/log.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 namespace {
 
 constexpr std::chrono::milliseconds kDefaultTimeout{120000};
@@ -209,4 +209,4 @@ Status Bootstrap::checkRoot() {
 
 void Bootstrap::abort() { impl_->socket.abort(); }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

@@ -19,7 +19,9 @@
 #include <cstring>
 #include <vector>
 
-namespace trnccl::comm::wire {
+#include "common/bytes.h"
+
+namespace trnccl::bootstrap::wire {
 
 constexpr uint32_t kProtoMagic = 0x424e5254;  // "TRNB"
 constexpr uint16_t kProtoVersion = 1;
@@ -50,46 +52,32 @@ struct Header {
 
 using HeaderBytes = std::array<std::byte, kHeaderBytes>;
 
-namespace detail {
-template <typename T>
-void put(std::byte* at, T value) {
-  auto v = static_cast<uint64_t>(value);
-  for (size_t i = 0; i < sizeof(T); ++i) at[i] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
-}
-template <typename T>
-T get(const std::byte* at) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<uint64_t>(at[i]) << (8 * i);
-  return static_cast<T>(v);
-}
-}  // namespace detail
-
 inline HeaderBytes encode(const Header& h) {
   HeaderBytes out{};
-  detail::put<uint32_t>(&out[0], h.protoMagic);
-  detail::put<uint16_t>(&out[4], h.version);
-  detail::put<uint16_t>(&out[6], static_cast<uint16_t>(h.type));
-  detail::put<uint64_t>(&out[8], h.idMagic);
-  detail::put<uint32_t>(&out[16], static_cast<uint32_t>(h.rank));
-  detail::put<uint32_t>(&out[20], static_cast<uint32_t>(h.arg));
-  detail::put<uint64_t>(&out[24], h.length);
+  bytes::put<uint32_t>(&out[0], h.protoMagic);
+  bytes::put<uint16_t>(&out[4], h.version);
+  bytes::put<uint16_t>(&out[6], static_cast<uint16_t>(h.type));
+  bytes::put<uint64_t>(&out[8], h.idMagic);
+  bytes::put<uint32_t>(&out[16], static_cast<uint32_t>(h.rank));
+  bytes::put<uint32_t>(&out[20], static_cast<uint32_t>(h.arg));
+  bytes::put<uint64_t>(&out[24], h.length);
   return out;
 }
 
 inline Header decode(const HeaderBytes& in) {
   Header h;
-  h.protoMagic = detail::get<uint32_t>(&in[0]);
-  h.version = detail::get<uint16_t>(&in[4]);
-  h.type = static_cast<Type>(detail::get<uint16_t>(&in[6]));
-  h.idMagic = detail::get<uint64_t>(&in[8]);
-  h.rank = static_cast<int32_t>(detail::get<uint32_t>(&in[16]));
-  h.arg = static_cast<int32_t>(detail::get<uint32_t>(&in[20]));
-  h.length = detail::get<uint64_t>(&in[24]);
+  h.protoMagic = bytes::get<uint32_t>(&in[0]);
+  h.version = bytes::get<uint16_t>(&in[4]);
+  h.type = static_cast<Type>(bytes::get<uint16_t>(&in[6]));
+  h.idMagic = bytes::get<uint64_t>(&in[8]);
+  h.rank = static_cast<int32_t>(bytes::get<uint32_t>(&in[16]));
+  h.arg = static_cast<int32_t>(bytes::get<uint32_t>(&in[20]));
+  h.length = bytes::get<uint64_t>(&in[24]);
   return h;
 }
 
-inline void putU64(std::byte* at, uint64_t v) { detail::put<uint64_t>(at, v); }
-inline uint64_t getU64(const std::byte* at) { return detail::get<uint64_t>(at); }
+inline void putU64(std::byte* at, uint64_t v) { bytes::put<uint64_t>(at, v); }
+inline uint64_t getU64(const std::byte* at) { return bytes::get<uint64_t>(at); }
 
 // Splits a kTable payload (nranks x u64 blob length, then the blobs in rank order) into
 // `infos`. False when the lengths do not fit the payload or exceed kMaxInfoBytes; trailing
@@ -110,4 +98,4 @@ inline bool parseTable(const std::byte* data, size_t size, int nranks,
   return true;
 }
 
-}  // namespace trnccl::comm::wire
+}  // namespace trnccl::bootstrap::wire

@@ -8,10 +8,10 @@
 #include <mutex>
 #include <thread>
 
-#include "comm/bootstrap_root.h"
+#include "bootstrap/bootstrap_root.h"
 #include "common/log.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 namespace {
 
 struct RootThread {
@@ -96,4 +96,4 @@ Result<uint16_t> startRoot(const std::string& host, uint16_t port, uint64_t magi
   return Registry::get().start(host, port, magic);
 }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

@@ -4,14 +4,14 @@
 #include <cstring>
 #include <random>
 
-#include "comm/bootstrap.h"
-#include "comm/bootstrap_root.h"
-#include "comm/bootstrap_wire.h"
-#include "comm/socket.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/bootstrap_root.h"
+#include "bootstrap/bootstrap_wire.h"
+#include "bootstrap/socket.h"
 #include "common/env.h"
 #include "common/log.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 namespace {
 
 // Layout of the 128 bytes (little-endian):
@@ -62,12 +62,12 @@ Result<std::string> resolveHost(const std::string& host) {
 void UniqueId::encode(char out[128]) const {
   std::byte buf[128] = {};
   size_t hostLen = std::min(host.size(), kMaxHost);
-  wire::detail::put<uint32_t>(buf + 0, kIdMarker);
-  wire::detail::put<uint16_t>(buf + 4, kIdVersion);
+  bytes::put<uint32_t>(buf + 0, kIdMarker);
+  bytes::put<uint16_t>(buf + 4, kIdVersion);
   buf[6] = static_cast<std::byte>(fromEnv ? kFlagFromEnv : 0);
   buf[7] = static_cast<std::byte>(hostLen);
   wire::putU64(buf + 8, magic);
-  wire::detail::put<uint16_t>(buf + 16, port);
+  bytes::put<uint16_t>(buf + 16, port);
   std::memcpy(buf + 18, host.data(), hostLen);
   wire::putU64(buf + kChecksumAt, fnv1a(buf, kChecksumAt));
   std::memcpy(out, buf, sizeof(buf));
@@ -76,10 +76,10 @@ void UniqueId::encode(char out[128]) const {
 Result<UniqueId> UniqueId::decode(const char in[128]) {
   std::byte buf[128];
   std::memcpy(buf, in, sizeof(buf));
-  if (wire::detail::get<uint32_t>(buf + 0) != kIdMarker) {
+  if (bytes::get<uint32_t>(buf + 0) != kIdMarker) {
     return invalidArgument("bootstrap: unique id is not valid (no trnccl marker)");
   }
-  uint16_t version = wire::detail::get<uint16_t>(buf + 4);
+  uint16_t version = bytes::get<uint16_t>(buf + 4);
   if (version != kIdVersion) {
     return invalidArgument("bootstrap: unique id has format version {}, expected {}", version,
                            kIdVersion);
@@ -91,7 +91,7 @@ Result<UniqueId> UniqueId::decode(const char in[128]) {
   size_t hostLen = static_cast<size_t>(buf[7]);
   id.fromEnv = (static_cast<uint8_t>(buf[6]) & kFlagFromEnv) != 0;
   id.magic = wire::getU64(buf + 8);
-  id.port = wire::detail::get<uint16_t>(buf + 16);
+  id.port = bytes::get<uint16_t>(buf + 16);
   if (hostLen == 0 || hostLen > kMaxHost || id.port == 0) {
     return invalidArgument("bootstrap: unique id is not valid (host length {}, port {})", hostLen,
                            id.port);
@@ -168,4 +168,4 @@ Status ensureRoot(const UniqueId& id) {
   return port ? Status::ok() : port.status();
 }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

@@ -1,4 +1,4 @@
-#include "comm/socket.h"
+#include "bootstrap/socket.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -16,7 +16,7 @@
 #include "common/env.h"
 #include "common/log.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 namespace {
 
 long long elapsedMs(const OpContext& op) {
@@ -202,4 +202,4 @@ Result<std::string> chooseBootstrapHost() {
   return std::string("127.0.0.1");
 }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

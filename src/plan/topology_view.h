@@ -8,8 +8,9 @@
 #include "algorithms/algorithm.h"
 #include "common/status.h"
 #include "plan/cost_model.h"
+#include "topology/layout.h"
 
-namespace trnccl::comm {
+namespace trnccl::plan {
 
 struct TopologyView {
   std::string name;
@@ -18,8 +19,12 @@ struct TopologyView {
   std::string summary;  // one line for INFO
 };
 
+// Places nranks ranks on `topo` with TRNCCL_EMU_RANKS_PER_NODE ranks per instance (unset or 0:
+// the description's).
+Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks);
+
 // Loads the description (built-in name or YAML path) and places nranks ranks on it
 // (TRNCCL_EMU_RANKS_PER_NODE applies).
 Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks);
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::plan

@@ -1,13 +1,15 @@
-#include "comm/topology_view.h"
+#include "plan/topology_view.h"
 
 #include <algorithm>
 
+#include "common/env.h"
+#include "common/log.h"
 #include "topology/layout.h"
 #include "topology/loader.h"
 #include "topology/rings.h"
 #include "topology/subgroups.h"
 
-namespace trnccl::comm {
+namespace trnccl::plan {
 namespace {
 
 algorithms::Grid gridOf(const std::vector<topology::Group>& rows) {
@@ -53,10 +55,19 @@ std::vector<std::vector<int>> channelRings(const topology::Topology& topo,
 
 }  // namespace
 
+Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
+  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
+  if (k > 0) {
+    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks,
+             k, topo.name);
+  }
+  return topology::makeLayout(topo, nranks, k > 0 ? static_cast<int>(k) : 0);
+}
+
 Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks) {
   auto topo = topology::loadTopology(nameOrPath);
   if (!topo) return topo.status();
-  auto layout = topology::makeLayoutFromEnv(*topo, nranks);
+  auto layout = layoutFromEnv(*topo, nranks);
   if (!layout) return layout.status();
   auto shape = std::make_shared<algorithms::Shape>();
   shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
@@ -89,4 +100,4 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   return view;
 }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::plan

@@ -17,9 +17,9 @@
 
 #include "common/status.h"
 #include "common/wait.h"
-#include "transports/transport.h"
+#include "transports/core/transport.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 
 // The decoded content of trncclUniqueId (which is 128 opaque bytes).
 struct UniqueId {
@@ -77,4 +77,4 @@ class Bootstrap : public transport::OobChannel {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap

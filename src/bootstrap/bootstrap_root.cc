@@ -1,4 +1,4 @@
-#include "comm/bootstrap_root.h"
+#include "bootstrap/bootstrap_root.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -11,11 +11,11 @@
 #include <set>
 #include <vector>
 
-#include "comm/bootstrap_wire.h"
+#include "bootstrap/bootstrap_wire.h"
 #include "common/env.h"
 #include "common/log.h"
 
-namespace trnccl::comm {
+namespace trnccl::bootstrap {
 namespace {
 
 namespace asio = boost::asio;
@@ -499,4 +499,4 @@ uint16_t RootService::port() const { return impl_->port(); }
 void RootService::run() { impl_->run(); }
 void RootService::stop() { impl_->stop(); }
 
-}  // namespace trnccl::comm
+}  // namespace trnccl::bootstrap
