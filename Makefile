@@ -5,11 +5,13 @@
 #   make asan-test   unit + in-process suites under ASan+UBSan (build-asan; CI runs it after `test`)
 #   make tsan-test   the same under ThreadSanitizer (build-tsan)
 #   make fuzz        every libFuzzer target for TRNCCL_FUZZ_SECONDS (60) each (build-fuzz, clang)
+#   make format-check   fail when a C/C++ file differs from clang-format (CI runs it first)
+#   make format         rewrite them with clang-format
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CTEST_J ?= 2
 
-.PHONY: all deps configure build demo test fault asan-test tsan-test fuzz clean
+.PHONY: all deps configure build demo test fault asan-test tsan-test fuzz format format-check clean
 
 all: build
 
@@ -54,6 +56,12 @@ fuzz:
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target trnccl_fuzzers
 	ctest --preset fuzz -j$(CTEST_J)
+
+format-check: deps
+	@bash scripts/check-format.sh
+
+format: deps
+	@bash scripts/check-format.sh --fix
 
 clean:
 	rm -rf $(BUILD)

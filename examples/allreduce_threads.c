@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <trnccl/trnccl.h>
 
 #define NRANKS 4
@@ -13,15 +12,15 @@
 static trncclUniqueId id;
 static int failures = 0;
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    trncclResult_t r_ = (call);                                                          \
-    if (r_ != trncclSuccess) {                                                           \
-      fprintf(stderr, "%s failed: %s: %s\n", #call, trncclGetErrorString(r_),           \
-              trncclGetLastError(NULL));                                                 \
-      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                               \
-      return NULL;                                                                       \
-    }                                                                                    \
+#define CHECK(call)                                                           \
+  do {                                                                        \
+    trncclResult_t r_ = (call);                                               \
+    if (r_ != trncclSuccess) {                                                \
+      fprintf(stderr, "%s failed: %s: %s\n", #call, trncclGetErrorString(r_), \
+              trncclGetLastError(NULL));                                      \
+      __atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);                     \
+      return NULL;                                                            \
+    }                                                                         \
   } while (0)
 
 static void* rankMain(void* arg) {

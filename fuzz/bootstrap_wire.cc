@@ -1,12 +1,12 @@
 // Fuzz target: the bootstrap frame header codec and the rank-table parser (what a rank decodes
 // from the root; the root's checks of a hello are in bootstrap_root.cc).
 // Input: byte 0 picks nranks (1..64), bytes 1..32 are a header, the rest a table payload.
+#include "bootstrap/bootstrap_wire.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include "bootstrap/bootstrap_wire.h"
 
 using namespace trnccl::bootstrap;
 

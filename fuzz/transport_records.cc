@@ -25,8 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t got = posted[1] == UINT64_MAX ? posted[2] : posted[2] % (posted[1] + 1);
   shm::Expected expected{posted[0], posted[1], got, posted[3]};
   if (shm::beginRecordProblem(record, expected).empty()) {
-    if (record.kind != static_cast<uint32_t>(shm::RecordKind::kBegin) ||
-        record.a != expected.tag || record.bytes != expected.bytes) {
+    if (record.kind != static_cast<uint32_t>(shm::RecordKind::kBegin) || record.a != expected.tag ||
+        record.bytes != expected.bytes) {
       std::abort();
     }
   }
@@ -39,8 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
          record.bytes > expected.ringBytes - shm::kRecordBytes)) {
       std::abort();
     }
-    if (kind == shm::RecordKind::kArena && (record.a > record.b || record.a + record.bytes > record.b ||
-                                            record.a + record.bytes < record.a)) {
+    if (kind == shm::RecordKind::kArena &&
+        (record.a > record.b || record.a + record.bytes > record.b ||
+         record.a + record.bytes < record.a)) {
       std::abort();
     }
   }

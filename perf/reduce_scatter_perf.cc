@@ -24,8 +24,8 @@ bool reduceScatterExpected(const TestCase& tc, int rank, size_t begin, std::span
 }
 
 trncclResult_t reduceScatterRun(const RunArgs& a) {
-  return trncclReduceScatter(a.send, a.recv, a.tc.counts.param, a.tc.key.type, a.tc.key.op,
-                             a.comm, a.stream);
+  return trncclReduceScatter(a.send, a.recv, a.tc.counts.param, a.tc.key.type, a.tc.key.op, a.comm,
+                             a.stream);
 }
 
 }  // namespace

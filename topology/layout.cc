@@ -1,6 +1,5 @@
 #include "topology/layout.h"
 
-
 namespace trnccl::topology {
 
 int Layout::rankAt(int instance, int chip, int core) const {
@@ -35,8 +34,8 @@ Result<Layout> makeLayout(const Topology& topo, int nranks, int ranksPerInstance
   l.places.reserve(static_cast<size_t>(nranks));
   for (int rank = 0; rank < nranks; ++rank) {
     int local = rank % ranksPerInstance;
-    l.places.push_back({rank / ranksPerInstance, local / l.ranksPerChip, local % l.ranksPerChip,
-                        local});
+    l.places.push_back(
+        {rank / ranksPerInstance, local / l.ranksPerChip, local % l.ranksPerChip, local});
   }
   return l;
 }

@@ -47,14 +47,15 @@ class Parser {
     if (!n) return error(map, path, fmt::format("missing '{}'", key));
     double v = 0;
     if (!n.IsScalar() || !YAML::convert<double>::decode(n, v) || v < 0 || (positive && v == 0)) {
-      return error(n, path, fmt::format("'{}' must be a {} number", key,
-                                        positive ? "positive" : "non-negative"));
+      return error(
+          n, path,
+          fmt::format("'{}' must be a {} number", key, positive ? "positive" : "non-negative"));
     }
     return v;
   }
 
-  Result<int> integer(const YAML::Node& map, const std::string& path, const char* key,
-                      int minimum, std::optional<int> fallback = std::nullopt) const {
+  Result<int> integer(const YAML::Node& map, const std::string& path, const char* key, int minimum,
+                      std::optional<int> fallback = std::nullopt) const {
     YAML::Node n = map[key];
     if (!n) {
       if (fallback) return *fallback;
@@ -107,8 +108,8 @@ class Parser {
 Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node d = root["device"];
   if (!d) return p.error(root, "device", "missing");
-  TRN_TRY(p.onlyKeys(d, "device", {"kind", "cores_per_chip", "hbm_gib_per_chip",
-                                   "hbm_bandwidth_gbps"}));
+  TRN_TRY(p.onlyKeys(d, "device",
+                     {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
@@ -126,9 +127,9 @@ Status parseFabric(const Parser& p, const YAML::Node& root, Topology& t) {
   if (!kindName) return kindName.status();
   auto kind = parseFabricKind(*kindName);
   if (!kind) {
-    return p.error(f["kind"], "fabric",
-                   fmt::format("'kind' must be none, torus2d, torus3d or switch, not '{}'",
-                               *kindName));
+    return p.error(
+        f["kind"], "fabric",
+        fmt::format("'kind' must be none, torus2d, torus3d or switch, not '{}'", *kindName));
   }
   t.fabric.kind = *kind;
   bool torus = *kind == FabricKind::kTorus2d || *kind == FabricKind::kTorus3d;
@@ -220,16 +221,17 @@ int findLine(const YAML::Node& root, const std::string& path) {
 
 Result<Topology> parseRoot(const Parser& p, const YAML::Node& root) {
   if (!root.IsMap()) return p.error(root, "top level", "must be a mapping");
-  TRN_TRY(p.onlyKeys(root, "top level", {"name", "description", "instances", "chips_per_instance",
-                                         "lnc", "device", "fabric", "network", "chips"}));
+  TRN_TRY(p.onlyKeys(root, "top level",
+                     {"name", "description", "instances", "chips_per_instance", "lnc", "device",
+                      "fabric", "network", "chips"}));
   Topology t;
   auto name = p.text(root, "top level", "name");
   auto description = p.text(root, "top level", "description", std::string());
   auto instances = p.integer(root, "top level", "instances", 1, 1);
   auto chips = p.integer(root, "top level", "chips_per_instance", 1);
   auto lnc = p.integer(root, "top level", "lnc", 1, 1);
-  for (const Status& s : {name.status(), description.status(), instances.status(),
-                          chips.status(), lnc.status()}) {
+  for (const Status& s :
+       {name.status(), description.status(), instances.status(), chips.status(), lnc.status()}) {
     TRN_TRY(s);
   }
   t.name = *name;
@@ -250,8 +252,8 @@ Result<Topology> parseRoot(const Parser& p, const YAML::Node& root) {
 
 bool looksLikePath(const std::string& s) {
   auto endsWith = [&](std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
-                                                  suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return s.find('/') != std::string::npos || endsWith(".yaml") || endsWith(".yml");
 }

@@ -11,13 +11,13 @@
 namespace trnccl::topology {
 namespace {
 
-constexpr std::array<std::pair<LinkClass, std::string_view>, 3> kLinkClassNames{{
-    {LinkClass::kNeuronLink, "neuronlink"}, {LinkClass::kEfa, "efa"}, {LinkClass::kPcie, "pcie"}}};
-constexpr std::array<std::pair<FabricKind, std::string_view>, 4> kFabricKindNames{{
-    {FabricKind::kNone, "none"},
-    {FabricKind::kTorus2d, "torus2d"},
-    {FabricKind::kTorus3d, "torus3d"},
-    {FabricKind::kSwitch, "switch"}}};
+constexpr std::array<std::pair<LinkClass, std::string_view>, 3> kLinkClassNames{
+    {{LinkClass::kNeuronLink, "neuronlink"}, {LinkClass::kEfa, "efa"}, {LinkClass::kPcie, "pcie"}}};
+constexpr std::array<std::pair<FabricKind, std::string_view>, 4> kFabricKindNames{
+    {{FabricKind::kNone, "none"},
+     {FabricKind::kTorus2d, "torus2d"},
+     {FabricKind::kTorus3d, "torus3d"},
+     {FabricKind::kSwitch, "switch"}}};
 
 template <typename Table, typename Key>
 std::string_view nameOf(const Table& table, Key key) {
@@ -40,7 +40,8 @@ std::optional<Key> keyOf(const Table& table, std::string_view name) {
 Status checkScalars(const Topology& t) {
   if (t.instances < 1) return invalidArgument("instances: must be at least 1");
   if (t.chipsPerInstance < 1) return invalidArgument("chips_per_instance: must be at least 1");
-  if (t.device.coresPerChip < 1) return invalidArgument("device.cores_per_chip: must be at least 1");
+  if (t.device.coresPerChip < 1)
+    return invalidArgument("device.cores_per_chip: must be at least 1");
   if (t.lnc != 1 && t.lnc != 2) return invalidArgument("lnc: must be 1 or 2, not {}", t.lnc);
   if (t.device.coresPerChip % t.lnc != 0) {
     return invalidArgument("lnc: {} does not divide device.cores_per_chip ({})", t.lnc,

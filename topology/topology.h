@@ -25,8 +25,8 @@ enum class LinkClass : int { kNeuronLink, kEfa, kPcie };
 // kSwitch: every chip of the description reaches every other through NeuronSwitch.
 enum class FabricKind : int { kNone, kTorus2d, kTorus3d, kSwitch };
 
-std::string_view linkClassName(LinkClass cls);        // "neuronlink", "efa", "pcie"
-std::string_view fabricKindName(FabricKind kind);     // "none", "torus2d", "torus3d", "switch"
+std::string_view linkClassName(LinkClass cls);     // "neuronlink", "efa", "pcie"
+std::string_view fabricKindName(FabricKind kind);  // "none", "torus2d", "torus3d", "switch"
 std::optional<LinkClass> parseLinkClass(std::string_view name);
 std::optional<FabricKind> parseFabricKind(std::string_view name);
 
@@ -50,7 +50,7 @@ struct Fabric {
   FabricKind kind = FabricKind::kNone;
   int rows = 0;  // torus only
   int cols = 0;
-  LinkSpec link;               // torus: one neighbour link; switch: one chip's port
+  LinkSpec link;                  // torus: one neighbour link; switch: one chip's port
   std::optional<LinkSpec> zLink;  // torus3d only: the ring across instances
   bool operator==(const Fabric&) const = default;
 };
@@ -75,9 +75,9 @@ struct ExtraLink {
 };
 
 struct Chip {
-  int id = 0;        // global within the description
+  int id = 0;  // global within the description
   int instance = 0;
-  int local = 0;     // index within its instance (neuron-ls device number)
+  int local = 0;               // index within its instance (neuron-ls device number)
   std::optional<Coord> coord;  // set when the fabric is a torus
   std::vector<ExtraLink> extraLinks;
   bool operator==(const Chip&) const = default;

@@ -10,8 +10,8 @@ namespace trnccl::topology {
 std::array<int, 4> torusNeighbors(int device, int rows, int cols) {
   int r = device / cols;
   int c = device % cols;
-  return {cols * wrap(r - 1, rows) + c, cols * r + wrap(c - 1, cols),
-          cols * wrap(r + 1, rows) + c, cols * r + wrap(c + 1, cols)};
+  return {cols * wrap(r - 1, rows) + c, cols * r + wrap(c - 1, cols), cols * wrap(r + 1, rows) + c,
+          cols * r + wrap(c + 1, cols)};
 }
 
 bool areTorusNeighbors(int a, int b, int rows, int cols) {
@@ -73,8 +73,10 @@ std::vector<int> complementCycle(const std::set<Edge>& used, int n) {
 
 Result<std::array<std::vector<int>, 2>> disjointTorusRings(int rows, int cols) {
   if (rows != cols || rows < 3) {
-    return invalidArgument("two edge-disjoint rings are built for an n x n torus with n >= 3, "
-                           "not {} x {}", rows, cols);
+    return invalidArgument(
+        "two edge-disjoint rings are built for an n x n torus with n >= 3, "
+        "not {} x {}",
+        rows, cols);
   }
   std::vector<int> first = staircase(rows);
   std::set<Edge> used;

@@ -14,9 +14,9 @@ constexpr int wrap(int a, int n) { return ((a % n) + n) % n; }
 enum TorusDirection : int { kUp = 0, kLeft = 1, kDown = 2, kRight = 3 };
 
 // Neighbours of `device` in neuron-ls order (up, left, down, right):
-// [cols*((r-1) mod rows)+c, cols*r+((c-1) mod cols), cols*((r+1) mod rows)+c, cols*r+((c+1) mod cols)].
-// On a 4x4 torus device 0 → 12, 3, 4, 1 and device 5 → 1, 4, 9, 6, as `neuron-ls --topology`
-// prints on trn1.32xlarge and trn2.48xlarge. Entries repeat when a dimension is 1 or 2.
+// [cols*((r-1) mod rows)+c, cols*r+((c-1) mod cols), cols*((r+1) mod rows)+c, cols*r+((c+1) mod
+// cols)]. On a 4x4 torus device 0 → 12, 3, 4, 1 and device 5 → 1, 4, 9, 6, as `neuron-ls
+// --topology` prints on trn1.32xlarge and trn2.48xlarge. Entries repeat when a dimension is 1 or 2.
 std::array<int, 4> torusNeighbors(int device, int rows, int cols);
 
 bool areTorusNeighbors(int a, int b, int rows, int cols);

@@ -85,22 +85,19 @@ typedef enum {
 
 /** Communicator options. Start from TRNCCL_CONFIG_INITIALIZER and set what you need. */
 typedef struct {
-  size_t size;         /**< sizeof(trncclConfig_t); set by the initializer. */
-  unsigned int magic;  /**< Set by the initializer; detects an uninitialized config. */
+  size_t size;        /**< sizeof(trncclConfig_t); set by the initializer. */
+  unsigned int magic; /**< Set by the initializer; detects an uninitialized config. */
   unsigned int version;
-  int blocking;        /**< 1 (default): init blocks. 0: init returns trncclInProgress. */
-  int timeoutMs;       /**< Deadline of every blocking wait; 0 = TRNCCL_TIMEOUT_MS or default. */
+  int blocking;           /**< 1 (default): init blocks. 0: init returns trncclInProgress. */
+  int timeoutMs;          /**< Deadline of every blocking wait; 0 = TRNCCL_TIMEOUT_MS or default. */
   const char* topology;   /**< Built-in topology name or YAML path; NULL = TRNCCL_TOPOLOGY. */
   const char* transports; /**< Transport preference, e.g. "shm,tcp"; NULL = TRNCCL_TRANSPORT. */
   const char* netName;    /**< Reserved for a network plugin name; NULL = default. */
 } trncclConfig_t;
 
 #define TRNCCL_CONFIG_MAGIC 0x7c0f1e5du
-#define TRNCCL_CONFIG_INITIALIZER                                                   \
-  {                                                                                 \
-    sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, \
-        NULL, NULL                                                                  \
-  }
+#define TRNCCL_CONFIG_INITIALIZER \
+  { sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, NULL, NULL }
 
 /** Writes TRNCCL_VERSION_CODE to *version. */
 trncclResult_t trncclGetVersion(int* version);
@@ -110,8 +107,7 @@ trncclResult_t trncclGetVersion(int* version);
 trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId);
 
 /** Creates a communicator of nranks ranks; collective over all of them. */
-trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId,
-                                  int rank);
+trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId, int rank);
 /** As trncclCommInitRank, with options. */
 trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
                                         int rank, trncclConfig_t* config);
@@ -144,14 +140,15 @@ const char* trncclGetLastError(trncclComm_t comm);
 trncclResult_t trncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                                trncclDataType_t datatype, trncclRedOp_t op, trncclComm_t comm,
                                trnrtStream_t stream);
-/** recvbuff[r*sendcount ...] = sendbuff of rank r; in place when sendbuff == recvbuff + rank*sendcount. */
+/** recvbuff[r*sendcount ...] = sendbuff of rank r; in place when sendbuff == recvbuff +
+ * rank*sendcount. */
 trncclResult_t trncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream);
 /** recvbuff = block `rank` of the reduction of sendbuff (nranks*recvcount elements);
  *  in place when recvbuff == sendbuff + rank*recvcount. */
 trncclResult_t trncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   trncclDataType_t datatype, trncclRedOp_t op,
-                                   trncclComm_t comm, trnrtStream_t stream);
+                                   trncclDataType_t datatype, trncclRedOp_t op, trncclComm_t comm,
+                                   trnrtStream_t stream);
 /** Copies root's sendbuff to every rank's recvbuff; in place when sendbuff == recvbuff. */
 trncclResult_t trncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                trncclDataType_t datatype, int root, trncclComm_t comm,

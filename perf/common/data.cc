@@ -24,8 +24,7 @@ constexpr std::array<TypeInfo, trncclNumTypes> kTypes{{
     {trncclFloat8e5m2, "f8e5m2", 1, true, true, 0x1p-2, 0x1p-17},
 }};
 
-constexpr std::array<std::string_view, trncclNumOps> kOpNames{"sum", "prod", "max", "min",
-                                                              "avg"};
+constexpr std::array<std::string_view, trncclNumOps> kOpNames{"sum", "prod", "max", "min", "avg"};
 
 // A binary float of 1 sign, expBits exponent (IEEE bias) and mantBits mantissa bits.
 // ieee = false is OCP fp8 e4m3: no infinities, only S.1111.111 is NaN, overflow saturates.
@@ -102,12 +101,18 @@ T load(const void* src) {
 // Integer result of wrapping `bits` (a sum or product mod 2^64) to the type's width.
 double wrapToType(trncclDataType_t type, uint64_t bits) {
   switch (type) {
-    case trncclInt8: return double(int8_t(bits));
-    case trncclUint8: return double(uint8_t(bits));
-    case trncclInt32: return double(int32_t(bits));
-    case trncclUint32: return double(uint32_t(bits));
-    case trncclInt64: return double(int64_t(bits));
-    default: return double(bits);
+    case trncclInt8:
+      return double(int8_t(bits));
+    case trncclUint8:
+      return double(uint8_t(bits));
+    case trncclInt32:
+      return double(int32_t(bits));
+    case trncclUint32:
+      return double(uint32_t(bits));
+    case trncclInt64:
+      return double(int64_t(bits));
+    default:
+      return double(bits);
   }
 }
 
@@ -153,37 +158,63 @@ std::optional<trncclRedOp_t> parseOp(std::string_view name) {
 
 void encodeValue(trncclDataType_t type, double value, void* dst) {
   switch (type) {
-    case trncclInt8: return store(dst, int8_t(int64_t(value)));
-    case trncclUint8: return store(dst, uint8_t(uint64_t(value)));
-    case trncclInt32: return store(dst, int32_t(int64_t(value)));
-    case trncclUint32: return store(dst, uint32_t(uint64_t(value)));
-    case trncclInt64: return store(dst, int64_t(value));
-    case trncclUint64: return store(dst, uint64_t(value));
-    case trncclFloat16: return store(dst, uint16_t(encodeNarrow(value, kHalf)));
-    case trncclFloat32: return store(dst, float(value));
-    case trncclFloat64: return store(dst, value);
-    case trncclBfloat16: return store(dst, uint16_t(encodeNarrow(value, kBf16)));
-    case trncclFloat8e4m3: return store(dst, uint8_t(encodeNarrow(value, kE4m3)));
-    case trncclFloat8e5m2: return store(dst, uint8_t(encodeNarrow(value, kE5m2)));
-    default: return;
+    case trncclInt8:
+      return store(dst, int8_t(int64_t(value)));
+    case trncclUint8:
+      return store(dst, uint8_t(uint64_t(value)));
+    case trncclInt32:
+      return store(dst, int32_t(int64_t(value)));
+    case trncclUint32:
+      return store(dst, uint32_t(uint64_t(value)));
+    case trncclInt64:
+      return store(dst, int64_t(value));
+    case trncclUint64:
+      return store(dst, uint64_t(value));
+    case trncclFloat16:
+      return store(dst, uint16_t(encodeNarrow(value, kHalf)));
+    case trncclFloat32:
+      return store(dst, float(value));
+    case trncclFloat64:
+      return store(dst, value);
+    case trncclBfloat16:
+      return store(dst, uint16_t(encodeNarrow(value, kBf16)));
+    case trncclFloat8e4m3:
+      return store(dst, uint8_t(encodeNarrow(value, kE4m3)));
+    case trncclFloat8e5m2:
+      return store(dst, uint8_t(encodeNarrow(value, kE5m2)));
+    default:
+      return;
   }
 }
 
 double decodeValue(trncclDataType_t type, const void* src) {
   switch (type) {
-    case trncclInt8: return load<int8_t>(src);
-    case trncclUint8: return load<uint8_t>(src);
-    case trncclInt32: return load<int32_t>(src);
-    case trncclUint32: return load<uint32_t>(src);
-    case trncclInt64: return double(load<int64_t>(src));
-    case trncclUint64: return double(load<uint64_t>(src));
-    case trncclFloat16: return decodeNarrow(load<uint16_t>(src), kHalf);
-    case trncclFloat32: return load<float>(src);
-    case trncclFloat64: return load<double>(src);
-    case trncclBfloat16: return decodeNarrow(load<uint16_t>(src), kBf16);
-    case trncclFloat8e4m3: return decodeNarrow(load<uint8_t>(src), kE4m3);
-    case trncclFloat8e5m2: return decodeNarrow(load<uint8_t>(src), kE5m2);
-    default: return NAN;
+    case trncclInt8:
+      return load<int8_t>(src);
+    case trncclUint8:
+      return load<uint8_t>(src);
+    case trncclInt32:
+      return load<int32_t>(src);
+    case trncclUint32:
+      return load<uint32_t>(src);
+    case trncclInt64:
+      return double(load<int64_t>(src));
+    case trncclUint64:
+      return double(load<uint64_t>(src));
+    case trncclFloat16:
+      return decodeNarrow(load<uint16_t>(src), kHalf);
+    case trncclFloat32:
+      return load<float>(src);
+    case trncclFloat64:
+      return load<double>(src);
+    case trncclBfloat16:
+      return decodeNarrow(load<uint16_t>(src), kBf16);
+    case trncclFloat8e4m3:
+      return decodeNarrow(load<uint8_t>(src), kE4m3);
+    case trncclFloat8e5m2:
+      return decodeNarrow(load<uint8_t>(src), kE5m2);
+    default:
+      return NAN;
   }
 }
 

@@ -22,7 +22,7 @@ struct TypeInfo {
   size_t size;
   bool isFloat;
   bool isSigned;
-  double epsilon;       // distance from 1 to the next value; 0 for integers
+  double epsilon;        // distance from 1 to the next value; 0 for integers
   double halfSubnormal;  // half the smallest subnormal: worst rounding error near zero
 };
 
@@ -32,11 +32,10 @@ std::string_view opName(trncclRedOp_t op);
 std::optional<trncclRedOp_t> parseOp(std::string_view name);
 
 inline constexpr trncclDataType_t kAllTypes[] = {
-    trncclInt8,    trncclUint8,   trncclInt32,    trncclUint32,     trncclInt64,
-    trncclUint64,  trncclFloat16, trncclFloat32,  trncclFloat64,    trncclBfloat16,
-    trncclFloat8e4m3, trncclFloat8e5m2};
-inline constexpr trncclRedOp_t kAllOps[] = {trncclSum, trncclProd, trncclMax, trncclMin,
-                                            trncclAvg};
+    trncclInt8,    trncclUint8,    trncclInt32,      trncclUint32,
+    trncclInt64,   trncclUint64,   trncclFloat16,    trncclFloat32,
+    trncclFloat64, trncclBfloat16, trncclFloat8e4m3, trncclFloat8e5m2};
+inline constexpr trncclRedOp_t kAllOps[] = {trncclSum, trncclProd, trncclMax, trncclMin, trncclAvg};
 
 // Writes value (rounded to nearest even, saturating as the type does) to dst in type's layout.
 void encodeValue(trncclDataType_t type, double value, void* dst);
@@ -55,7 +54,7 @@ struct DataKey {
   trncclDataType_t type = trncclFloat;
   trncclRedOp_t op = trncclSum;  // shapes the value set (no overflow under prod, ...)
   int nranks = 1;
-  int rep = 0;                   // varies data between checks
+  int rep = 0;  // varies data between checks
 };
 
 // Input element i of rank `rank`; exactly representable in key.type.

@@ -1,11 +1,11 @@
 #include "common/data_check.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace trnccl::perf {
 namespace {
@@ -68,8 +68,9 @@ int64_t countWrong(const CollectiveTest& test, const TestCase& tc, bool inPlace,
         if (std::fabs(got - want[k].value) <= want[k].tolerance) continue;  // NaN fails
         if (wrong++ < kMaxReported) {
           std::fprintf(stderr, "# %s rank %d %s element %zu: got %.17g, expected %.17g (+-%g)\n",
-                       std::string(test.name).c_str(), r.rank, inPlace ? "in-place" : "out-of-place",
-                       begin + k, got, want[k].value, want[k].tolerance);
+                       std::string(test.name).c_str(), r.rank,
+                       inPlace ? "in-place" : "out-of-place", begin + k, got, want[k].value,
+                       want[k].tolerance);
         }
       }
     }

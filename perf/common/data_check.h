@@ -19,7 +19,6 @@ CallBuffers callBuffers(const LocalRank& r, const TestCase& tc, bool inPlace);
 // Poisons each local rank's output and writes its input.
 void initData(const CollectiveTest& test, const TestCase& tc, bool inPlace, LocalRanks& ranks);
 // Number of output elements of the local ranks outside tolerance; prints the first few.
-int64_t countWrong(const CollectiveTest& test, const TestCase& tc, bool inPlace,
-                   LocalRanks& ranks);
+int64_t countWrong(const CollectiveTest& test, const TestCase& tc, bool inPlace, LocalRanks& ranks);
 
 }  // namespace trnccl::perf

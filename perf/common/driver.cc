@@ -2,6 +2,8 @@
 // smallest size, then per size time n iterations out of place and in place, then check) and
 // its exact output, around a CollectiveTest descriptor. Each process runs -t threads (the main
 // thread is thread 0), each driving its own -g ranks.
+#include <fmt/format.h>
+#include <fmt/printf.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,9 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/printf.h>
 
 #include "common/collective.h"
 #include "common/data_check.h"
@@ -59,28 +58,33 @@ void print(bool main, const std::string& s) {
 void printPreamble(Process& p) {
   const Options& o = p.o;
   const bool main = p.world.rank() == 0;
-  if (main && !o.jsonPath.empty()) print(main, fmt::format("# Writing JSON output to {}\n", o.jsonPath));
+  if (main && !o.jsonPath.empty())
+    print(main, fmt::format("# Writing JSON output to {}\n", o.jsonPath));
   int version = 0;
   check(trncclGetVersion(&version), "trncclGetVersion");
-  std::string s = fmt::format("# trnccl-tests version {} trnccl-library={}\n", kTestsVersion, version);
+  std::string s =
+      fmt::format("# trnccl-tests version {} trnccl-library={}\n", kTestsVersion, version);
   s += fmt::format("# Collective test starting: {}\n", p.test.name);
   s += fmt::sprintf(
       "# nThread %d nGpus %d minBytes %ld maxBytes %ld step: %ld(%s) warmup iters: %d iters: %d "
       "agg iters: %d validation: %d graph: %d unalign: %d\n",
       o.threads, o.gpus, long(o.minBytes), long(o.maxBytes),
-      long(o.stepFactor > 1 ? o.stepFactor : o.stepBytes),
-      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, 1, o.check, 0, 0);
-  if (o.blocking == 1) s += "# Blocking Enabled: wait for completion and barrier after each collective \n";
-  if (o.blocking > 1) s += "# Blocking Enabled: wait for completion after each collective (no barrier) \n";
+      long(o.stepFactor > 1 ? o.stepFactor : o.stepBytes), o.stepFactor > 1 ? "factor" : "bytes",
+      o.warmupIters, o.iters, 1, o.check, 0, 0);
+  if (o.blocking == 1)
+    s += "# Blocking Enabled: wait for completion and barrier after each collective \n";
+  if (o.blocking > 1)
+    s += "# Blocking Enabled: wait for completion after each collective (no barrier) \n";
   s += "#\n# Using devices\n";
   print(main, s);
   std::string mine;
   const std::string host = hostName();
   for (int t = 0; t < o.threads; ++t) {
     for (int g = 0; g < o.gpus; ++g) {
-      mine += fmt::sprintf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [trnccl emulated NeuronCore]\n",
-                           p.layout.rank(p.world.rank(), t, g), 0, int(getpid()), host,
-                           p.layout.device(p.world.localRank(), t, g));
+      mine += fmt::sprintf(
+          "#  Rank %2d Group %2d Pid %6d on %10s device %2d [trnccl emulated NeuronCore]\n",
+          p.layout.rank(p.world.rank(), t, g), 0, int(getpid()), host,
+          p.layout.device(p.world.localRank(), t, g));
     }
   }
   for (const std::string& lines : p.world.gather(mine)) print(main, lines);
@@ -91,8 +95,14 @@ void printPreamble(Process& p) {
 class Bench {
  public:
   Bench(Process& p, int thread, int argc, char** argv)
-      : p_(p), world_(p.world), o_(p.o), test_(p.test), thread_(thread),
-        nranks_(p.layout.nranks()), main_(world_.rank() == 0 && thread == 0), json_(argc, argv) {}
+      : p_(p),
+        world_(p.world),
+        o_(p.o),
+        test_(p.test),
+        thread_(thread),
+        nranks_(p.layout.nranks()),
+        main_(world_.rank() == 0 && thread == 0),
+        json_(argc, argv) {}
 
   int run() {
     const RankSlice slice{p_.layout.rank(world_.rank(), thread_, 0),
@@ -176,8 +186,8 @@ class Bench {
     const std::string opText = test_.reduces ? std::string(opName(op)) : "none";
     for (size_t size : sizeSweep(o_)) {
       TestCase tc = testCase(type, op, root, size);
-      JsonRow row{rowBytes(tc.counts, t.size), tc.counts.param,
-                  std::string(t.name), opText, root, {}, {}};
+      JsonRow row{
+          rowBytes(tc.counts, t.size), tc.counts.param, std::string(t.name), opText, root, {}, {}};
       print(main_, rowPrefix(row.size, row.count, row.type, row.redop, root));
       row.outOfPlace = benchTime(tc, false);
       if (test_.inPlace) {
@@ -203,8 +213,7 @@ class Bench {
     if (o_.blocking == 3) barrier();
     double sec = std::chrono::duration<double>(Clock::now() - start).count() / o_.iters;
     sec = p_.team.reduceTime(thread_, sec, TimeAverage(o_.average), world_);
-    const Bandwidth bw =
-        rowBandwidth(test_, tc.counts, typeInfo(tc.key.type).size, sec, nranks_);
+    const Bandwidth bw = rowBandwidth(test_, tc.counts, typeInfo(tc.key.type).size, sec, nranks_);
 
     int64_t wrong = 0;
     for (int c = 0; c < o_.check; ++c) {
@@ -274,8 +283,13 @@ int runPerf(int argc, char** argv, const CollectiveTest& test) {
     return *parsed.exitCode;
   }
   const Options& o = parsed.options;
-  Process p{world, o, test, RankLayout{world.size(), o.threads, o.gpus},
-            ThreadTeam(o.threads, o.timeoutSec), std::nullopt, {}};
+  Process p{world,
+            o,
+            test,
+            RankLayout{world.size(), o.threads, o.gpus},
+            ThreadTeam(o.threads, o.timeoutSec),
+            std::nullopt,
+            {}};
   try {
     printPreamble(p);
     if (test.rooted && o.root >= p.layout.nranks()) {

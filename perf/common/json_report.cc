@@ -1,8 +1,8 @@
 #include "common/json_report.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include "trnccl/trnccl.h"
 
@@ -13,7 +13,8 @@ std::string number(double v) { return v == v ? fmt::format("{}", v) : "\"nan\"";
 
 std::string half(const JsonHalf& h) {
   return fmt::format(R"({{"time":{},"alg_bw":{},"bus_bw":{},"nwrong":{}}})", number(h.timeUs),
-                     number(h.algBw), number(h.busBw), h.checked ? fmt::format("{}", h.wrong) : "null");
+                     number(h.algBw), number(h.busBw),
+                     h.checked ? fmt::format("{}", h.wrong) : "null");
 }
 
 }  // namespace
@@ -22,10 +23,18 @@ std::string jsonString(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", int(c));
@@ -49,8 +58,8 @@ bool JsonReport::write(const std::string& path, const Options& o, int nranks, in
       "\"iterations\":{},\"validation\":{},\"blocking_collectives\":{},\"bandwidth_unit\":"
       "\"GB/s (1e9 B/s)\"}},\"results\":[",
       version, o.threads, o.gpus, nranks, o.minBytes, o.maxBytes,
-      o.stepFactor > 1 ? "step_factor" : "step_bytes", o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
-      o.warmupIters, o.iters, o.check, o.blocking);
+      o.stepFactor > 1 ? "step_factor" : "step_bytes",
+      o.stepFactor > 1 ? o.stepFactor : o.stepBytes, o.warmupIters, o.iters, o.check, o.blocking);
   for (size_t i = 0; i < rows_.size(); ++i) {
     const JsonRow& r = rows_[i];
     doc += fmt::format(

@@ -1,9 +1,9 @@
 #include "common/local_ranks.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace trnccl::perf {
 
@@ -17,8 +17,8 @@ void check(trncclResult_t result, std::string_view what, trncclComm_t comm) {
 void check(trnrtError_t error, std::string_view what) {
   if (error == trnrtSuccess) return;
   const char* last = trnrtGetLastErrorMessage();
-  throw Failure(fmt::format("{} failed: {} ({}){}{}", what, trnrtGetErrorString(error),
-                            int(error), last && *last ? ": " : "", last ? last : ""));
+  throw Failure(fmt::format("{} failed: {} ({}){}{}", what, trnrtGetErrorString(error), int(error),
+                            last && *last ? ": " : "", last ? last : ""));
 }
 
 LocalRanks::LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeoutSec,
@@ -31,9 +31,10 @@ LocalRanks::LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeou
     r.rank = slice.firstRank + i;
     r.device = slice.firstDevice + i;
     if (r.device >= available) {
-      throw Failure(fmt::format("invalid number of devices: device {} requested but only {} "
-                                "exist (TRNRT_NUM_DEVICES); check -t, -g and processes per host",
-                                r.device, available));
+      throw Failure(
+          fmt::format("invalid number of devices: device {} requested but only {} "
+                      "exist (TRNRT_NUM_DEVICES); check -t, -g and processes per host",
+                      r.device, available));
     }
     ranks_.push_back(r);
   }
@@ -129,8 +130,10 @@ void LocalRanks::waitPolling() {
       check(async, fmt::format("rank {} asynchronous error", r.rank), r.comm);
       if (Clock::now() > deadline) {
         abortAll();
-        throw Failure(fmt::format("timeout: rank {} did not finish within {} s (-T); "
-                                  "communicators aborted", r.rank, timeoutSec_));
+        throw Failure(
+            fmt::format("timeout: rank {} did not finish within {} s (-T); "
+                        "communicators aborted",
+                        r.rank, timeoutSec_));
       }
       if (spins < 1000) {
         std::this_thread::yield();

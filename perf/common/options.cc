@@ -1,12 +1,11 @@
 #include "common/options.h"
 
+#include <fmt/format.h>
 #include <getopt.h>
 
 #include <charconv>
 #include <cstdlib>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "common/data.h"
 
@@ -34,10 +33,20 @@ std::optional<size_t> parseSize(std::string_view text) {
   if (text.empty()) return std::nullopt;
   size_t shift = 0;
   switch (text.back()) {
-    case 'K': case 'k': shift = 10; break;
-    case 'M': case 'm': shift = 20; break;
-    case 'G': case 'g': shift = 30; break;
-    default: break;
+    case 'K':
+    case 'k':
+      shift = 10;
+      break;
+    case 'M':
+    case 'm':
+      shift = 20;
+      break;
+    case 'G':
+    case 'g':
+      shift = 30;
+      break;
+    default:
+      break;
   }
   if (shift) text.remove_suffix(1);
   size_t v = 0;
@@ -85,16 +94,24 @@ std::string usage(const char* program) {
 }
 
 ParseResult parseOptions(int argc, char** argv) {
-  static const option kLong[] = {
-      {"nthreads", required_argument, nullptr, 't'},  {"ngpus", required_argument, nullptr, 'g'},
-      {"minbytes", required_argument, nullptr, 'b'},  {"maxbytes", required_argument, nullptr, 'e'},
-      {"stepbytes", required_argument, nullptr, 'i'}, {"stepfactor", required_argument, nullptr, 'f'},
-      {"iters", required_argument, nullptr, 'n'},     {"warmup_iters", required_argument, nullptr, 'w'},
-      {"check", required_argument, nullptr, 'c'},     {"op", required_argument, nullptr, 'o'},
-      {"datatype", required_argument, nullptr, 'd'},  {"root", required_argument, nullptr, 'r'},
-      {"blocking", required_argument, nullptr, 'z'},  {"timeout", required_argument, nullptr, 'T'},
-      {"average", required_argument, nullptr, 'a'},   {"output_file", required_argument, nullptr, 'J'},
-      {"help", no_argument, nullptr, 'h'},            {nullptr, 0, nullptr, 0}};
+  static const option kLong[] = {{"nthreads", required_argument, nullptr, 't'},
+                                 {"ngpus", required_argument, nullptr, 'g'},
+                                 {"minbytes", required_argument, nullptr, 'b'},
+                                 {"maxbytes", required_argument, nullptr, 'e'},
+                                 {"stepbytes", required_argument, nullptr, 'i'},
+                                 {"stepfactor", required_argument, nullptr, 'f'},
+                                 {"iters", required_argument, nullptr, 'n'},
+                                 {"warmup_iters", required_argument, nullptr, 'w'},
+                                 {"check", required_argument, nullptr, 'c'},
+                                 {"op", required_argument, nullptr, 'o'},
+                                 {"datatype", required_argument, nullptr, 'd'},
+                                 {"root", required_argument, nullptr, 'r'},
+                                 {"blocking", required_argument, nullptr, 'z'},
+                                 {"timeout", required_argument, nullptr, 'T'},
+                                 {"average", required_argument, nullptr, 'a'},
+                                 {"output_file", required_argument, nullptr, 'J'},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
   ParseResult res;
   Options& o = res.options;
   auto fail = [&](std::string msg) {
@@ -115,14 +132,30 @@ ParseResult parseOptions(int argc, char** argv) {
     };
     bool ok = true;
     switch (c) {
-      case 't': ok = intArg(1, kMaxThreads, o.threads); break;
-      case 'g': ok = intArg(1, 1 << 16, o.gpus); break;
-      case 'n': ok = intArg(1, 1 << 30, o.iters); break;
-      case 'w': ok = intArg(0, 1 << 30, o.warmupIters); break;
-      case 'c': ok = intArg(0, 1 << 20, o.check); break;
-      case 'z': ok = intArg(0, 3, o.blocking); break;
-      case 'a': ok = intArg(0, 3, o.average); break;
-      case 'b': case 'e': case 'i': {
+      case 't':
+        ok = intArg(1, kMaxThreads, o.threads);
+        break;
+      case 'g':
+        ok = intArg(1, 1 << 16, o.gpus);
+        break;
+      case 'n':
+        ok = intArg(1, 1 << 30, o.iters);
+        break;
+      case 'w':
+        ok = intArg(0, 1 << 30, o.warmupIters);
+        break;
+      case 'c':
+        ok = intArg(0, 1 << 20, o.check);
+        break;
+      case 'z':
+        ok = intArg(0, 3, o.blocking);
+        break;
+      case 'a':
+        ok = intArg(0, 3, o.average);
+        break;
+      case 'b':
+      case 'e':
+      case 'i': {
         const auto v = parseSize(arg);
         ok = v.has_value();
         if (ok) (c == 'b' ? o.minBytes : c == 'e' ? o.maxBytes : o.stepBytes) = *v;
@@ -147,8 +180,10 @@ ParseResult parseOptions(int argc, char** argv) {
         break;
       }
       case 'r':
-        if (arg == "all") o.root = -1;
-        else ok = intArg(0, 1 << 30, o.root);
+        if (arg == "all")
+          o.root = -1;
+        else
+          ok = intArg(0, 1 << 30, o.root);
         break;
       case 'T': {
         char* end = nullptr;
@@ -156,7 +191,9 @@ ParseResult parseOptions(int argc, char** argv) {
         ok = end && *end == '\0' && o.timeoutSec >= 0;
         break;
       }
-      case 'J': o.jsonPath = arg; break;
+      case 'J':
+        o.jsonPath = arg;
+        break;
       case 'h':
         res.exitCode = 0;
         res.message = usage(argv[0]);
@@ -166,8 +203,10 @@ ParseResult parseOptions(int argc, char** argv) {
     }
     if (!ok) {
       if (c == 't') {
-        return fail(fmt::format("invalid value '{}' for -t: the number of threads per process "
-                                "must be an integer in [1, {}]", arg, kMaxThreads));
+        return fail(
+            fmt::format("invalid value '{}' for -t: the number of threads per process "
+                        "must be an integer in [1, {}]",
+                        arg, kMaxThreads));
       }
       return fail(fmt::format("invalid value '{}' for -{}", arg, char(c)));
     }

@@ -15,22 +15,22 @@ namespace trnccl::perf {
 constexpr int kMaxThreads = 1024;
 
 struct Options {
-  int threads = 1;                 // -t: threads per process
-  int gpus = 1;                    // -g: devices (ranks) per thread
-  size_t minBytes = 32u << 20;     // -b
-  size_t maxBytes = 32u << 20;     // -e
-  size_t stepBytes = 1u << 20;     // -i
-  size_t stepFactor = 1;           // -f: > 1 multiplies, else stepBytes adds
-  int iters = 20;                  // -n
-  int warmupIters = 1;             // -w
-  int check = 1;                   // -c: checked runs per size (0 = no check, #wrong is N/A)
-  std::vector<trncclRedOp_t> ops{trncclSum};        // -o
+  int threads = 1;              // -t: threads per process
+  int gpus = 1;                 // -g: devices (ranks) per thread
+  size_t minBytes = 32u << 20;  // -b
+  size_t maxBytes = 32u << 20;  // -e
+  size_t stepBytes = 1u << 20;  // -i
+  size_t stepFactor = 1;        // -f: > 1 multiplies, else stepBytes adds
+  int iters = 20;               // -n
+  int warmupIters = 1;          // -w
+  int check = 1;                // -c: checked runs per size (0 = no check, #wrong is N/A)
+  std::vector<trncclRedOp_t> ops{trncclSum};         // -o
   std::vector<trncclDataType_t> types{trncclFloat};  // -d
-  int root = 0;                    // -r: root rank; -1 = all roots
-  int average = 1;                 // -a: 0 rank 0, 1 avg, 2 min, 3 max over processes x threads
-  int blocking = 0;                // -z
-  double timeoutSec = 0;           // -T: 0 = no timeout
-  std::string jsonPath;            // -J
+  int root = 0;                                      // -r: root rank; -1 = all roots
+  int average = 1;        // -a: 0 rank 0, 1 avg, 2 min, 3 max over processes x threads
+  int blocking = 0;       // -z
+  double timeoutSec = 0;  // -T: 0 = no timeout
+  std::string jsonPath;   // -J
 };
 
 // Outcome of parsing: either options to run with, or an exit code (after -h or an error,

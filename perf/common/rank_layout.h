@@ -19,9 +19,13 @@ struct RankLayout {
 
   int nranks() const { return processes * threads * gpus; }
   // Global rank of device `gpu` of thread `thread` of process `process`.
-  int rank(int process, int thread, int gpu) const { return (process * threads + thread) * gpus + gpu; }
+  int rank(int process, int thread, int gpu) const {
+    return (process * threads + thread) * gpus + gpu;
+  }
   // Device index of the same rank on its host, from the process's local rank.
-  int device(int localProcess, int thread, int gpu) const { return rank(localProcess, thread, gpu); }
+  int device(int localProcess, int thread, int gpu) const {
+    return rank(localProcess, thread, gpu);
+  }
 };
 
 // One process's share of a -a time reduction over its threads: thread 0's time (rank 0), the
@@ -31,10 +35,14 @@ struct RankLayout {
 inline double combineThreadTimes(std::span<const double> seconds, TimeAverage how) {
   if (seconds.empty()) return 0;
   switch (how) {
-    case TimeAverage::kRank0: return seconds.front();
-    case TimeAverage::kMin: return *std::min_element(seconds.begin(), seconds.end());
-    case TimeAverage::kMax: return *std::max_element(seconds.begin(), seconds.end());
-    case TimeAverage::kMean: break;
+    case TimeAverage::kRank0:
+      return seconds.front();
+    case TimeAverage::kMin:
+      return *std::min_element(seconds.begin(), seconds.end());
+    case TimeAverage::kMax:
+      return *std::max_element(seconds.begin(), seconds.end());
+    case TimeAverage::kMean:
+      break;
   }
   double sum = 0;
   for (const double s : seconds) sum += s;

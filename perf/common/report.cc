@@ -26,14 +26,16 @@ std::string formatFloat(double value, int width) {
 
 std::string headerLines() {
   std::string s = "#\n";
-  s += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
-                    "in-place          \n", "", "", "", "", "");
+  s += fmt::sprintf(
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+      "in-place          \n",
+      "", "", "", "", "");
   s += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
                     "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
                     "time", "algbw", "busbw", "#wrong");
-  s += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n",
-                    "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
-                    "(GB/s)", "(GB/s)", "");
+  s += fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)",
+                    "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                    "(GB/s)", "");
   return s;
 }
 

@@ -7,14 +7,14 @@
 // Header only: the driver is its one user.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "common/local_ranks.h"
 #include "common/rank_layout.h"
@@ -25,7 +25,9 @@ namespace trnccl::perf {
 class ThreadTeam {
  public:
   ThreadTeam(int threads, double timeoutSec)
-      : threads_(threads), timeoutSec_(timeoutSec), times_(size_t(threads)),
+      : threads_(threads),
+        timeoutSec_(timeoutSec),
+        times_(size_t(threads)),
         counts_(size_t(threads)) {}
 
   // Waits until every thread arrived, runs `leader` on thread 0 while the others still wait,
@@ -88,9 +90,10 @@ class ThreadTeam {
     // a thread stuck outside the library must not hold the others forever either.
     const double limitSec = timeoutSec_ > 0 ? 2 * timeoutSec_ + 10 : 1800;
     if (!changed_.wait_for(lock, std::chrono::duration<double>(limitSec), over)) {
-      throw Failure(fmt::format("timeout: thread {} waited more than {} s for the other threads "
-                                "of its process (-T {})",
-                                thread, limitSec, timeoutSec_));
+      throw Failure(
+          fmt::format("timeout: thread {} waited more than {} s for the other threads "
+                      "of its process (-T {})",
+                      thread, limitSec, timeoutSec_));
     }
     if (broken_) {
       throw Failure(fmt::format("thread {}: another thread of this process failed", thread));

@@ -52,13 +52,19 @@ double World::reduceTime(double seconds, [[maybe_unused]] TimeAverage how) {
   if (!mpi_) return seconds;
   double out = seconds;
   switch (how) {
-    case TimeAverage::kRank0: MPI_Bcast(&out, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); break;
+    case TimeAverage::kRank0:
+      MPI_Bcast(&out, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      break;
     case TimeAverage::kMean:
       MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       out /= size_;
       break;
-    case TimeAverage::kMin: MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); break;
-    case TimeAverage::kMax: MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD); break;
+    case TimeAverage::kMin:
+      MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+      break;
+    case TimeAverage::kMax:
+      MPI_Allreduce(&seconds, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      break;
   }
   return out;
 #else

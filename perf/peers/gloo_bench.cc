@@ -3,12 +3,6 @@
 //   mpirun -np 4 -x TRNCCL_GLOO_STORE=$(mktemp -d) gloo_bench all_reduce_ring -b 8 -e 64M -f 4
 // mpirun only starts the processes: ranks come from OMPI_COMM_WORLD_RANK/SIZE (or RANK/SIZE),
 // and the ranks meet through a Gloo FileStore in the fresh, shared directory TRNCCL_GLOO_STORE.
-#include <cstdio>
-#include <cstdlib>
-#include <exception>
-#include <memory>
-#include <string>
-
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_halving_doubling.h>
@@ -18,6 +12,12 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/transport/tcp/device.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
 
 #include "peers/peer_driver.h"
 
@@ -35,7 +35,8 @@ class GlooGroup : public PeerGroup {
  public:
   GlooGroup() {
     const char* dir = std::getenv("TRNCCL_GLOO_STORE");
-    if (!dir) throw std::runtime_error("set TRNCCL_GLOO_STORE to a fresh directory shared by ranks");
+    if (!dir)
+      throw std::runtime_error("set TRNCCL_GLOO_STORE to a fresh directory shared by ranks");
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";  // loopback only
     auto device = gloo::transport::tcp::CreateDevice(attr);

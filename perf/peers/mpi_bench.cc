@@ -23,8 +23,16 @@ class MpiGroup : public PeerGroup {
   }
 
  private:
-  int rank_ = [] { int r = 0; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }();
-  int size_ = [] { int n = 0; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }();
+  int rank_ = [] {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }();
+  int size_ = [] {
+    int n = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    return n;
+  }();
 };
 
 // MPI counts are int: every call here stays far below 2^31 elements per rank.
@@ -48,12 +56,10 @@ PeerCall reduceScatter(PeerGroup&, float* send, float* recv, const Counts& c) {
 }
 
 constexpr PeerCollective kCollectives[] = {
-    {"all_reduce", "MPI_Allreduce", &kAllReduceTest, Placement::kOutOfPlace,
-     allReduce},
-    {"all_gather", "MPI_Allgather", &kAllGatherTest, Placement::kOutOfPlace,
-     allGather},
-    {"reduce_scatter", "MPI_Reduce_scatter_block", &kReduceScatterTest,
-     Placement::kOutOfPlace, reduceScatter},
+    {"all_reduce", "MPI_Allreduce", &kAllReduceTest, Placement::kOutOfPlace, allReduce},
+    {"all_gather", "MPI_Allgather", &kAllGatherTest, Placement::kOutOfPlace, allGather},
+    {"reduce_scatter", "MPI_Reduce_scatter_block", &kReduceScatterTest, Placement::kOutOfPlace,
+     reduceScatter},
 };
 
 }  // namespace

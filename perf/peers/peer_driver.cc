@@ -1,5 +1,8 @@
 #include "peers/peer_driver.h"
 
+#include <fmt/format.h>
+#include <fmt/printf.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,9 +10,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/printf.h>
 
 #include "common/options.h"
 #include "common/report.h"
@@ -19,9 +19,12 @@ namespace {
 
 std::string_view placementName(Placement p) {
   switch (p) {
-    case Placement::kOutOfPlace: return "out-of-place";
-    case Placement::kInPlace: return "in-place";
-    case Placement::kSameBuffer: return "in-place (result at the start of the input buffer)";
+    case Placement::kOutOfPlace:
+      return "out-of-place";
+    case Placement::kInPlace:
+      return "in-place";
+    case Placement::kSameBuffer:
+      return "in-place (result at the start of the input buffer)";
   }
   return "";
 }
@@ -29,7 +32,11 @@ std::string_view placementName(Placement p) {
 class PeerBench {
  public:
   PeerBench(PeerGroup& group, const Options& o, const PeerCollective& coll)
-      : group_(group), o_(o), coll_(coll), test_(*coll.test), n_(group.size()),
+      : group_(group),
+        o_(o),
+        coll_(coll),
+        test_(*coll.test),
+        n_(group.size()),
         main_(group.rank() == 0) {}
 
   int run(std::string_view library) {
@@ -37,8 +44,8 @@ class PeerBench {
     print(fmt::format("# placement: {}\n", placementName(coll_.placement)));
     print(fmt::sprintf("#\n# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size", "count",
                        "type", "redop", "root", "time", "algbw", "busbw", "#wrong"));
-    print(fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)",
-                       "", "", "", "(us)", "(GB/s)", "(GB/s)", ""));
+    print(fmt::sprintf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)", "(elements)", "",
+                       "", "", "(us)", "(GB/s)", "(GB/s)", ""));
     allocate();
     warmUp(o_.maxBytes);
     warmUp(o_.minBytes);
@@ -160,7 +167,8 @@ std::string unsupported(const Options& o) {
   if (o.ops.size() != 1 || o.ops[0] != trncclSum) return "only -o sum is supported";
   if (o.gpus != 1) return "only -g 1 (one rank per process) is supported";
   if (o.average != 1) return "only -a 1 (average over ranks) is supported";
-  if (o.blocking != 0 || o.timeoutSec != 0 || !o.jsonPath.empty()) return "-z, -T, -J are not supported";
+  if (o.blocking != 0 || o.timeoutSec != 0 || !o.jsonPath.empty())
+    return "-z, -T, -J are not supported";
   return "";
 }
 
@@ -174,8 +182,9 @@ int runPeerBench(int argc, char** argv, std::string_view library, PeerGroup& gro
     if (argc >= 2 && c.name == argv[1]) chosen = &c;
   }
   if (!chosen) {
-    if (main) std::fprintf(stderr, "usage: %s <collective> [nccl-tests flags]; collectives:%s\n",
-                           argv[0], names(collectives).c_str());
+    if (main)
+      std::fprintf(stderr, "usage: %s <collective> [nccl-tests flags]; collectives:%s\n", argv[0],
+                   names(collectives).c_str());
     return 1;
   }
   const ParseResult parsed = parseOptions(argc - 1, argv + 1);

@@ -1,7 +1,7 @@
 // Unit tests of the benchmark arithmetic: bandwidths, number formatting, size parsing and
-// sweeps, option parsing, -t/-g rank numbering and time reductions, the data model's encodings and expected values, and every
-// collective's descriptor (counts, size column, busbw against nccl-tests' formulas, and
-// expected results against a host simulation of the collective).
+// sweeps, option parsing, -t/-g rank numbering and time reductions, the data model's encodings and
+// expected values, and every collective's descriptor (counts, size column, busbw against
+// nccl-tests' formulas, and expected results against a host simulation of the collective).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,7 +74,8 @@ TEST(PerfFormat, RowAndFooter) {
   EXPECT_NE(footerLines(3, 0, "x").find("Out of bounds values : 3 FAILED"), std::string::npos);
   const std::string h = headerLines();
   EXPECT_NE(h.find("#        (B)    (elements)"), std::string::npos);
-  EXPECT_NE(h.find("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time"),
+  EXPECT_NE(h.find("#       size         count      type   redop    root     time   algbw   busbw  "
+                   "#wrong     time"),
             std::string::npos);
 }
 
@@ -135,9 +136,9 @@ TEST(PerfOptions, DefaultsAsNcclTests) {
 }
 
 TEST(PerfOptions, Flags) {
-  const ParseResult r = parse({"-b", "8", "-e", "1M", "-f", "4", "-g", "4", "-c", "0", "-n", "2",
-                               "-w", "3", "-d", "all", "-o", "all", "-r", "all", "-a", "3", "-z",
-                               "1", "-T", "2.5", "-J", "out.json"});
+  const ParseResult r = parse({"-b", "8", "-e", "1M", "-f", "4",   "-g", "4",       "-c", "0",
+                               "-n", "2", "-w", "3",  "-d", "all", "-o", "all",     "-r", "all",
+                               "-a", "3", "-z", "1",  "-T", "2.5", "-J", "out.json"});
   ASSERT_FALSE(r.exitCode) << r.message;
   const Options& o = r.options;
   EXPECT_EQ(o.minBytes, 8u);
@@ -172,7 +173,8 @@ TEST(PerfOptions, Threads) {
     const ParseResult b = parse({"-t", bad});
     EXPECT_EQ(b.exitCode, 1) << bad;
     EXPECT_NE(b.message.find("the number of threads per process must be an integer in [1, "),
-              std::string::npos) << b.message;
+              std::string::npos)
+        << b.message;
   }
   EXPECT_EQ(parse({"-t", std::to_string(kMaxThreads + 1)}).exitCode, 1);
 }
@@ -273,10 +275,18 @@ TEST(PerfData, ReducedValuesMatchTheInputs) {
         const Expect e = reducedValue(key, i);
         double want = 0;
         switch (op) {
-          case trncclSum: want = in[0] + in[1] + in[2] + in[3]; break;
-          case trncclProd: want = in[0] * in[1] * in[2] * in[3]; break;
-          case trncclMax: want = std::max(std::max(in[0], in[1]), std::max(in[2], in[3])); break;
-          case trncclMin: want = std::min(std::min(in[0], in[1]), std::min(in[2], in[3])); break;
+          case trncclSum:
+            want = in[0] + in[1] + in[2] + in[3];
+            break;
+          case trncclProd:
+            want = in[0] * in[1] * in[2] * in[3];
+            break;
+          case trncclMax:
+            want = std::max(std::max(in[0], in[1]), std::max(in[2], in[3]));
+            break;
+          case trncclMin:
+            want = std::min(std::min(in[0], in[1]), std::min(in[2], in[3]));
+            break;
           default:
             want = in[0] + in[1] + in[2] + in[3];
             want = typeInfo(type).isFloat ? want / 4 : std::trunc(want / 4);
@@ -334,16 +344,22 @@ size_t paramTimesN(const Counts& c, size_t n) { return c.param * n; }
 const NcclTestsFormula kFormulas[] = {
     {&kAllReduceTest, "all_reduce_perf", true, false, same, param, twoNm1OverN},
     {&kAllGatherTest, "all_gather_perf", false, false,
-     [](size_t c, size_t n) { return Counts{c / n, c / n * n, c / n, c / n, 0}; }, paramTimesN,
-     nm1OverN},
+     [](size_t c, size_t n) {
+       return Counts{c / n, c / n * n, c / n, c / n, 0};
+     },
+     paramTimesN, nm1OverN},
     {&kReduceScatterTest, "reduce_scatter_perf", true, false,
-     [](size_t c, size_t n) { return Counts{c / n * n, c / n, c / n, 0, c / n}; }, paramTimesN,
-     nm1OverN},
+     [](size_t c, size_t n) {
+       return Counts{c / n * n, c / n, c / n, 0, c / n};
+     },
+     paramTimesN, nm1OverN},
     {&kBroadcastTest, "broadcast_perf", false, true, same, param, one},
     {&kReduceTest, "reduce_perf", true, true, same, param, one},
     {&kAlltoallTest, "alltoall_perf", false, false,
-     [](size_t c, size_t n) { return Counts{c / n * n, c / n * n, c / n, 0, 0}; }, paramTimesN,
-     nm1OverN},
+     [](size_t c, size_t n) {
+       return Counts{c / n * n, c / n * n, c / n, 0, 0};
+     },
+     paramTimesN, nm1OverN},
     {&kSendRecvTest, "sendrecv_perf", false, false, same, param, one},
 };
 
@@ -356,8 +372,8 @@ TEST(PerfCollectives, CountsSizeAndBusBandwidthAsNcclTests) {
     EXPECT_EQ(t.rooted, f.rooted);
     for (int n : {1, 2, 3, 4, 5, 8, 16}) {
       for (size_t ts : {1, 2, 4, 8}) {
-        for (size_t bytes : {size_t{0}, size_t{8}, size_t{1000}, size_t{1} << 20,
-                             (size_t{64} << 20) + 24}) {
+        for (size_t bytes :
+             {size_t{0}, size_t{8}, size_t{1000}, size_t{1} << 20, (size_t{64} << 20) + 24}) {
           const size_t count = bytes / ts;
           const Counts got = t.counts(count, n);
           const Counts want = f.counts(count, size_t(n));
@@ -452,24 +468,23 @@ TEST(PerfCollectives, ExpectedResultsMatchAHostSimulation) {
                                for (const auto& v : in) out[i] += v[size_t(rank) * c.recv + i];
                              return out;
                            });
-    checkAgainstSimulation(kAlltoallTest, n, count, -1,
-                           [](const In& in, const Counts& c, int rank, int) {
-                             std::vector<double> out;
-                             for (const auto& v : in) {
-                               const auto block = v.begin() + std::ptrdiff_t(size_t(rank) * c.param);
-                               out.insert(out.end(), block, block + std::ptrdiff_t(c.param));
-                             }
-                             return out;
-                           });
+    checkAgainstSimulation(
+        kAlltoallTest, n, count, -1, [](const In& in, const Counts& c, int rank, int) {
+          std::vector<double> out;
+          for (const auto& v : in) {
+            const auto block = v.begin() + std::ptrdiff_t(size_t(rank) * c.param);
+            out.insert(out.end(), block, block + std::ptrdiff_t(c.param));
+          }
+          return out;
+        });
     checkAgainstSimulation(kSendRecvTest, n, count, -1,
                            [](const In& in, const Counts&, int rank, int) {
                              return in[size_t((rank + int(in.size()) - 1) % int(in.size()))];
                            });
     for (int root = 0; root < n; ++root) {
-      checkAgainstSimulation(kBroadcastTest, n, count, root,
-                             [](const In& in, const Counts&, int, int root) {
-                               return in[size_t(root)];
-                             });
+      checkAgainstSimulation(
+          kBroadcastTest, n, count, root,
+          [](const In& in, const Counts&, int, int root) { return in[size_t(root)]; });
       checkAgainstSimulation(kReduceTest, n, count, root,
                              [](const In& in, const Counts& c, int, int) {
                                std::vector<double> out(c.recv);

@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
-#include <string>
 
 #include "device/reduce.h"
 #include "schedule/schedule.h"

@@ -27,10 +27,11 @@ schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* n
   auto off = [&](int b) { return evenBlock(a.count, C, b).offset * elem; };
   auto cnt = [&](int b) { return evenBlock(a.count, C, b).count; };
   Ring row{g.rows[i], j}, col{g.column(j), i};
-  ringReduceScatter(s, row, [&](int b) { return send + off(b); }, recv + off(j), cnt, slice,
-                    false);
+  ringReduceScatter(
+      s, row, [&](int b) { return send + off(b); }, recv + off(j), cnt, slice, false);
   ringAllReduce(s, col, recv + off(j), recv + off(j), cnt(j), slice, avg);
-  ringAllGather(s, row, [&](int b) { return recv + off(b); }, cnt, slice);
+  ringAllGather(
+      s, row, [&](int b) { return recv + off(b); }, cnt, slice);
   return s;
 }
 
@@ -41,15 +42,17 @@ schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* n
   const auto [i, j] = g.find(a.rank);
   auto* recv = static_cast<std::byte*>(a.recv);
   auto cnt = [&](int) { return a.count; };
-  s.add(schedule::Step{.prim = schedule::Primitive::kCopy, .src = a.send,
-                       .dst = recv + a.rank * block, .count = a.count});
+  s.add(schedule::Step{.prim = schedule::Primitive::kCopy,
+                       .src = a.send,
+                       .dst = recv + a.rank * block,
+                       .count = a.count});
   const std::vector<int> colRanks = g.column(j);
-  ringAllGather(s, Ring{colRanks, i}, [&](int b) { return recv + colRanks[b] * block; }, cnt,
-                slice);
+  ringAllGather(
+      s, Ring{colRanks, i}, [&](int b) { return recv + colRanks[b] * block; }, cnt, slice);
   for (int t = 0; t < g.numRows(); ++t) {
     const std::vector<int>& rowT = g.rows[t];
-    ringAllGather(s, Ring{g.rows[i], j}, [&](int b) { return recv + rowT[b] * block; }, cnt,
-                  slice);
+    ringAllGather(
+        s, Ring{g.rows[i], j}, [&](int b) { return recv + rowT[b] * block; }, cnt, slice);
   }
   return s;
 }
@@ -62,14 +65,17 @@ schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const cha
   const int R = g.numRows();
   auto* send = static_cast<std::byte*>(const_cast<void*>(a.send));
   auto cnt = [&](int) { return a.count; };
-  std::byte* partial = s.allocScratch(R * block);  // partial[t] = my row's sum of rows[t][j]'s block
+  std::byte* partial =
+      s.allocScratch(R * block);  // partial[t] = my row's sum of rows[t][j]'s block
   for (int t = 0; t < R; ++t) {
     const std::vector<int>& rowT = g.rows[t];
-    ringReduceScatter(s, Ring{g.rows[i], j}, [&](int b) { return send + rowT[b] * block; },
-                      partial + t * block, cnt, slice, false);
+    ringReduceScatter(
+        s, Ring{g.rows[i], j}, [&](int b) { return send + rowT[b] * block; }, partial + t * block,
+        cnt, slice, false);
   }
-  ringReduceScatter(s, Ring{g.column(j), i}, [&](int b) { return partial + b * block; },
-                    static_cast<std::byte*>(a.recv), cnt, slice, a.op == device::RedOp::kAvg);
+  ringReduceScatter(
+      s, Ring{g.column(j), i}, [&](int b) { return partial + b * block; },
+      static_cast<std::byte*>(a.recv), cnt, slice, a.op == device::RedOp::kAvg);
   return s;
 }
 

@@ -41,17 +41,23 @@ void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::by
   std::vector<Step> round;
   for (int k = 1; k < n; ++k) {
     int to = mod(r + k, n);
-    round.push_back(Step{.prim = Primitive::kSend, .sendPeer = to, .src = send + offset(to),
-                         .count = count(to)});
+    round.push_back(Step{
+        .prim = Primitive::kSend, .sendPeer = to, .src = send + offset(to), .count = count(to)});
   }
   // The first reduction joins the sends; the others follow in order.
-  round.push_back(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = mod(r - 1, n),
-                       .src = send + offset(r), .dst = out, .count = count(r),
+  round.push_back(Step{.prim = Primitive::kRecvReduceCopy,
+                       .recvPeer = mod(r - 1, n),
+                       .src = send + offset(r),
+                       .dst = out,
+                       .count = count(r),
                        .postOp = a.op == device::RedOp::kAvg && n == 2});
   addBatch(s, std::move(round));
   for (int k = 2; k < n; ++k) {
-    s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = mod(r - k, n), .src = out,
-               .dst = out, .count = count(r),
+    s.add(Step{.prim = Primitive::kRecvReduceCopy,
+               .recvPeer = mod(r - k, n),
+               .src = out,
+               .dst = out,
+               .count = count(r),
                .postOp = a.op == device::RedOp::kAvg && k == n - 1});
   }
 }
@@ -64,9 +70,11 @@ void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, O
   std::vector<Step> round;
   for (int k = 1; k < n; ++k) {
     int to = mod(r + k, n), from = mod(r - k, n);
-    round.push_back(Step{.prim = Primitive::kSend, .sendPeer = to, .src = buf + offset(r),
-                         .count = count(r)});
-    round.push_back(Step{.prim = Primitive::kRecv, .recvPeer = from, .dst = buf + offset(from),
+    round.push_back(
+        Step{.prim = Primitive::kSend, .sendPeer = to, .src = buf + offset(r), .count = count(r)});
+    round.push_back(Step{.prim = Primitive::kRecv,
+                         .recvPeer = from,
+                         .dst = buf + offset(from),
                          .count = count(from)});
   }
   addBatch(s, std::move(round));
@@ -97,18 +105,19 @@ schedule::Schedule meshAllGather(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, "mesh");
   const size_t block = a.count * device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
-  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block,
-             .count = a.count});
-  directAllGather(s, a, recv, [&](int b) { return b * block; }, [&](int) { return a.count; });
+  s.add(Step{
+      .prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block, .count = a.count});
+  directAllGather(
+      s, a, recv, [&](int b) { return b * block; }, [&](int) { return a.count; });
   return s;
 }
 
 schedule::Schedule meshReduceScatter(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, "mesh");
   const size_t block = a.count * device::dataTypeSize(a.type);
-  directReduceScatter(s, a, static_cast<const std::byte*>(a.send),
-                      static_cast<std::byte*>(a.recv), [&](int b) { return b * block; },
-                      [&](int) { return a.count; });
+  directReduceScatter(
+      s, a, static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv),
+      [&](int b) { return b * block; }, [&](int) { return a.count; });
   return s;
 }
 

@@ -1,26 +1,32 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/allgather/ring.h"
+#include "algorithms/allreduce/rdh.h"
 #include "algorithms/allreduce/ring.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
-#include "algorithms/reduce/chain.h"
-#include "algorithms/reducescatter/ring.h"
-#include "algorithms/allreduce/rdh.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
+#include "algorithms/reduce/chain.h"
+#include "algorithms/reducescatter/ring.h"
 #include "algorithms/torus2d.h"
 
 namespace trnccl::algorithms {
 
 const char* collectiveName(Collective c) {
   switch (c) {
-    case Collective::kAllReduce: return "allreduce";
-    case Collective::kAllGather: return "allgather";
-    case Collective::kReduceScatter: return "reducescatter";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kReduce: return "reduce";
-    case Collective::kAlltoAll: return "alltoall";
+    case Collective::kAllReduce:
+      return "allreduce";
+    case Collective::kAllGather:
+      return "allgather";
+    case Collective::kReduceScatter:
+      return "reducescatter";
+    case Collective::kBroadcast:
+      return "broadcast";
+    case Collective::kReduce:
+      return "reduce";
+    case Collective::kAlltoAll:
+      return "alltoall";
   }
   return "?";
 }
@@ -50,8 +56,8 @@ const std::vector<Algorithm>& algorithmsFor(Collective c) {
   };
   static const std::vector<Algorithm> kReduceScatter = {
       {"ring", "ring reduce-scatter, pipelined in slices", always, reducescatter::ring},
-      {"torus2d", "row reduce-scatters, then a column reduce-scatter on the torus",
-       torus2dSupports, torus2dReduceScatter},
+      {"torus2d", "row reduce-scatters, then a column reduce-scatter on the torus", torus2dSupports,
+       torus2dReduceScatter},
       {"hierarchical", "intra-instance reduce-scatter first, then inter", hierarchicalSupports,
        hierarchicalReduceScatter},
       {"mesh", "direct exchange with every peer in one round", meshSupports, meshReduceScatter},
@@ -66,12 +72,18 @@ const std::vector<Algorithm>& algorithmsFor(Collective c) {
       {"pairwise", "n-1 concurrent pairwise exchanges", always, alltoall::pairwise},
   };
   switch (c) {
-    case Collective::kAllReduce: return kAllReduce;
-    case Collective::kAllGather: return kAllGather;
-    case Collective::kReduceScatter: return kReduceScatter;
-    case Collective::kBroadcast: return kBroadcast;
-    case Collective::kReduce: return kReduce;
-    case Collective::kAlltoAll: return kAlltoAll;
+    case Collective::kAllReduce:
+      return kAllReduce;
+    case Collective::kAllGather:
+      return kAllGather;
+    case Collective::kReduceScatter:
+      return kReduceScatter;
+    case Collective::kBroadcast:
+      return kBroadcast;
+    case Collective::kReduce:
+      return kReduce;
+    case Collective::kAlltoAll:
+      return kAlltoAll;
   }
   return kAllReduce;
 }

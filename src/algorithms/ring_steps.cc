@@ -78,8 +78,8 @@ size_t sliceOf(const BlockCount& count, int b, size_t base, size_t slice) {
 
 }  // namespace
 
-void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in,
-                       std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp) {
+void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in, std::byte* out,
+                       const BlockCount& count, size_t sliceElems, bool postOp) {
   std::vector<Step> steps;
   ringReduceScatterSteps(s, steps, ring, in, out, count, sliceElems, postOp);
   for (const Step& step : steps) s.add(step);
@@ -100,16 +100,23 @@ void ringReduceScatterSteps(schedule::Schedule& s, std::vector<Step>& steps, con
   for (size_t base = 0, iter = 0; base < total; base += slice, ++iter) {
     auto from = [&](int b) { return in(mod(b, n)) + base * elem; };
     auto len = [&](int b) { return sliceOf(count, mod(b, n), base, slice); };
-    steps.push_back(Step{.prim = Primitive::kSend, .sendPeer = ring.next(), .src = from(r - 1),
+    steps.push_back(Step{.prim = Primitive::kSend,
+                         .sendPeer = ring.next(),
+                         .src = from(r - 1),
                          .count = len(r - 1)});
     for (int j = 2; j < n; ++j) {
-      steps.push_back(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = ring.prev(),
-                           .sendPeer = ring.next(), .src = from(r - j),
+      steps.push_back(Step{.prim = Primitive::kRecvReduceSend,
+                           .recvPeer = ring.prev(),
+                           .sendPeer = ring.next(),
+                           .src = from(r - j),
                            .dst = scratch + (2 * (j - 2) + iter % 2) * slice * elem,
                            .count = len(r - j)});
     }
-    steps.push_back(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = ring.prev(),
-                         .src = from(r), .dst = out + base * elem, .count = len(r),
+    steps.push_back(Step{.prim = Primitive::kRecvReduceCopy,
+                         .recvPeer = ring.prev(),
+                         .src = from(r),
+                         .dst = out + base * elem,
+                         .count = len(r),
                          .postOp = postOp});
   }
 }
@@ -131,8 +138,11 @@ void ringAllGatherSteps(const schedule::Schedule& s, std::vector<Step>& steps, c
   for (size_t base = 0; base < total; base += slice) {
     auto step = [&](int b, Primitive prim) {
       std::byte* at = buf(mod(b, n)) + base * elem;
-      return Step{.prim = prim, .recvPeer = schedule::receives(prim) ? ring.prev() : -1,
-                  .sendPeer = schedule::sends(prim) ? ring.next() : -1, .src = at, .dst = at,
+      return Step{.prim = prim,
+                  .recvPeer = schedule::receives(prim) ? ring.prev() : -1,
+                  .sendPeer = schedule::sends(prim) ? ring.next() : -1,
+                  .src = at,
+                  .dst = at,
                   .count = sliceOf(count, mod(b, n), base, slice)};
     };
     steps.push_back(step(r, Primitive::kSend));

@@ -46,8 +46,8 @@ using BlockCount = std::function<size_t(int block)>;
 // Ring reduce-scatter: block b of every member (at `in(b)`, count(b) elements) is reduced over
 // the ring; this member's block pos ends in `out` (divided by the schedule's nranks if postOp).
 // Partial sums that are only forwarded live in schedule scratch. n-1 transfers per slice.
-void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in,
-                       std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp);
+void ringReduceScatter(schedule::Schedule& s, const Ring& ring, const BlockPtr& in, std::byte* out,
+                       const BlockCount& count, size_t sliceElems, bool postOp);
 // The same steps appended to `steps` with the empty ones kept (for interleaveChannels); `s`
 // gives the element type and owns the scratch.
 void ringReduceScatterSteps(schedule::Schedule& s, std::vector<schedule::Step>& steps,

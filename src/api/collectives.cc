@@ -22,8 +22,12 @@ trncclResult_t trncclAllReduce(const void* sendbuff, void* recvbuff, size_t coun
   if (Status s = checkArgs("trncclAllReduce", sendbuff, recvbuff, count, datatype, op, true); !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kAllReduce, .send = sendbuff, .recv = recvbuff, .count = count,
-             .type = dt(datatype), .op = rop(op)};
+  CollArgs a{.coll = Collective::kAllReduce,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = count,
+             .type = dt(datatype),
+             .op = rop(op)};
   return trnccl::api::enqueue("allreduce", comm, a, stream);
 }
 
@@ -32,28 +36,34 @@ trncclResult_t trncclAllReduce(const void* sendbuff, void* recvbuff, size_t coun
 extern "C" {
 
 trncclResult_t trncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
-                               trncclDataType_t datatype, trncclComm_t comm,
-                               trnrtStream_t stream) {
-  if (Status s = checkArgs("trncclAllGather", sendbuff, recvbuff, sendcount, datatype, trncclSum,
-                           false);
+                               trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream) {
+  if (Status s =
+          checkArgs("trncclAllGather", sendbuff, recvbuff, sendcount, datatype, trncclSum, false);
       !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kAllGather, .send = sendbuff, .recv = recvbuff,
-             .count = sendcount, .type = dt(datatype)};
+  CollArgs a{.coll = Collective::kAllGather,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = sendcount,
+             .type = dt(datatype)};
   return trnccl::api::enqueue("allgather", comm, a, stream);
 }
 
 trncclResult_t trncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                   trncclDataType_t datatype, trncclRedOp_t op,
-                                   trncclComm_t comm, trnrtStream_t stream) {
-  if (Status s = checkArgs("trncclReduceScatter", sendbuff, recvbuff, recvcount, datatype, op,
-                           true);
+                                   trncclDataType_t datatype, trncclRedOp_t op, trncclComm_t comm,
+                                   trnrtStream_t stream) {
+  if (Status s =
+          checkArgs("trncclReduceScatter", sendbuff, recvbuff, recvcount, datatype, op, true);
       !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kReduceScatter, .send = sendbuff, .recv = recvbuff,
-             .count = recvcount, .type = dt(datatype), .op = rop(op)};
+  CollArgs a{.coll = Collective::kReduceScatter,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = recvcount,
+             .type = dt(datatype),
+             .op = rop(op)};
   return trnccl::api::enqueue("reducescatter", comm, a, stream);
 }
 
@@ -61,13 +71,17 @@ trncclResult_t trncclBroadcast(const void* sendbuff, void* recvbuff, size_t coun
                                trncclDataType_t datatype, int root, trncclComm_t comm,
                                trnrtStream_t stream) {
   // sendbuff matters only on the root, but NCCL users pass it everywhere; check recvbuff only.
-  if (Status s = checkArgs("trncclBroadcast", recvbuff, recvbuff, count, datatype, trncclSum,
-                           false);
+  if (Status s =
+          checkArgs("trncclBroadcast", recvbuff, recvbuff, count, datatype, trncclSum, false);
       !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kBroadcast, .send = sendbuff, .recv = recvbuff, .count = count,
-             .type = dt(datatype), .root = root};
+  CollArgs a{.coll = Collective::kBroadcast,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = count,
+             .type = dt(datatype),
+             .root = root};
   return trnccl::api::enqueue("broadcast", comm, a, stream);
 }
 
@@ -78,19 +92,26 @@ trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
   if (Status s = checkArgs("trncclReduce", sendbuff, sendbuff, count, datatype, op, true); !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kReduce, .send = sendbuff, .recv = recvbuff, .count = count,
-             .type = dt(datatype), .op = rop(op), .root = root};
+  CollArgs a{.coll = Collective::kReduce,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = count,
+             .type = dt(datatype),
+             .op = rop(op),
+             .root = root};
   return trnccl::api::enqueue("reduce", comm, a, stream);
 }
 
 trncclResult_t trncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
-                              trncclDataType_t datatype, trncclComm_t comm,
-                              trnrtStream_t stream) {
+                              trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream) {
   if (Status s = checkArgs("trncclAlltoAll", sendbuff, recvbuff, count, datatype, trncclSum, false);
       !s) {
     return fail(s);
   }
-  CollArgs a{.coll = Collective::kAlltoAll, .send = sendbuff, .recv = recvbuff, .count = count,
+  CollArgs a{.coll = Collective::kAlltoAll,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = count,
              .type = dt(datatype)};
   return trnccl::api::enqueue("alltoall", comm, a, stream);
 }

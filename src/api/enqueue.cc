@@ -15,8 +15,8 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
                            trncclNumTypes - 1);
   }
   if (reduces && (static_cast<int>(op) < 0 || op >= trncclNumOps)) {
-    return invalidArgument("{}: invalid reduction op {} (valid: 0..{})", what,
-                           static_cast<int>(op), trncclNumOps - 1);
+    return invalidArgument("{}: invalid reduction op {} (valid: 0..{})", what, static_cast<int>(op),
+                           trncclNumOps - 1);
   }
   size_t elem = device::dataTypeSize(static_cast<device::DataType>(type));
   if (count > SIZE_MAX / elem / 2) {

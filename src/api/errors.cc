@@ -35,16 +35,26 @@ extern "C" {
 
 const char* trncclGetErrorString(trncclResult_t result) {
   switch (result) {
-    case trncclSuccess: return "no error";
-    case trncclUnhandledDeviceError: return "unhandled device error";
-    case trncclSystemError: return "unhandled system error (socket, shared memory, ...)";
-    case trncclInternalError: return "internal error - please report this issue";
-    case trncclInvalidArgument: return "invalid argument";
-    case trncclInvalidUsage: return "invalid usage";
-    case trncclRemoteError: return "remote process exited or there was a network error";
-    case trncclInProgress: return "operation in progress";
-    case trncclTimeout: return "operation timed out";
-    default: return "unknown result code";
+    case trncclSuccess:
+      return "no error";
+    case trncclUnhandledDeviceError:
+      return "unhandled device error";
+    case trncclSystemError:
+      return "unhandled system error (socket, shared memory, ...)";
+    case trncclInternalError:
+      return "internal error - please report this issue";
+    case trncclInvalidArgument:
+      return "invalid argument";
+    case trncclInvalidUsage:
+      return "invalid usage";
+    case trncclRemoteError:
+      return "remote process exited or there was a network error";
+    case trncclInProgress:
+      return "operation in progress";
+    case trncclTimeout:
+      return "operation timed out";
+    default:
+      return "unknown result code";
   }
 }
 

@@ -78,14 +78,17 @@ Status issue(const std::vector<std::variant<CollectiveCall, P2pCall>>& calls) {
   return Status::ok();
 }
 
-trncclResult_t p2pCall(const char* what, bool send, void* buf, size_t count,
-                       trncclDataType_t type, int peer, trncclComm_t comm, trnrtStream_t stream) {
+trncclResult_t p2pCall(const char* what, bool send, void* buf, size_t count, trncclDataType_t type,
+                       int peer, trncclComm_t comm, trnrtStream_t stream) {
   if (Status s = checkArgs(what, buf, buf, count, type, trncclSum, false); !s) return fail(s);
   if (comm == nullptr) return fail(invalidArgument("{}: comm is NULL", what));
   if (peer < 0 || peer >= comm->nranks) {
     return fail(invalidArgument("{}: peer {} not in [0, {})", what, peer, comm->nranks));
   }
-  algorithms::p2p::Op op{.send = send, .peer = peer, .buf = buf, .count = count,
+  algorithms::p2p::Op op{.send = send,
+                         .peer = peer,
+                         .buf = buf,
+                         .count = count,
                          .type = static_cast<device::DataType>(type)};
   if (inGroup()) {
     recordP2p(comm, op, stream);

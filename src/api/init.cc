@@ -33,7 +33,8 @@ Status checkConfig(const trncclConfig_t* config) {
 
 }  // namespace
 
-void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id, trnccl::comm::Config cfg) {
+void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
+                          trnccl::comm::Config cfg) {
   auto c = trnccl::comm::Communicator::init(id, handle->nranks, handle->rank, handle->device, cfg);
   std::lock_guard<std::mutex> lock(handle->mu);
   if (c) {
@@ -60,8 +61,9 @@ trncclResult_t release(trncclComm_t comm, bool abort) {
     if (!idle && !abort) {
       impl.abort();
       idle = impl.waitIdle(trnccl::Deadline::after(kAbortGrace));
-      result = fail(idle.isOk() ? Status(Code::kTimeout, "destroy: work did not finish in time; "
-                                                         "aborted it")
+      result = fail(idle.isOk() ? Status(Code::kTimeout,
+                                         "destroy: work did not finish in time; "
+                                         "aborted it")
                                 : idle);
     }
     if (!idle) {
@@ -85,7 +87,8 @@ trncclResult_t trncclGetVersion(int* version) {
 }
 
 trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId) {
-  if (uniqueId == nullptr) return fail(trnccl::invalidArgument("trncclGetUniqueId: uniqueId is NULL"));
+  if (uniqueId == nullptr)
+    return fail(trnccl::invalidArgument("trncclGetUniqueId: uniqueId is NULL"));
   auto id = trnccl::bootstrap::createUniqueId();
   if (!id) return fail(id.status());
   id->encode(uniqueId->internal);
@@ -98,16 +101,16 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
   *comm = nullptr;
   if (nranks < 1) return fail(trnccl::invalidArgument("trncclCommInitRank: nranks {} < 1", nranks));
   if (rank < 0 || rank >= nranks) {
-    return fail(trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
+    return fail(
+        trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
   }
   if (Status s = checkConfig(config); !s) return fail(s);
   auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
-  trnccl::comm::Config cfg = config == nullptr
-                                 ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
-                                 : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
-                                                               config->topology,
-                                                               config->transports);
+  trnccl::comm::Config cfg =
+      config == nullptr ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
+                        : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
+                                                      config->topology, config->transports);
   auto* handle = new trncclComm();
   handle->nranks = nranks;
   handle->rank = rank;
@@ -134,8 +137,7 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
   return succeed();
 }
 
-trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId,
-                                  int rank) {
+trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId, int rank) {
   return trncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }
 
@@ -147,7 +149,8 @@ trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devli
   for (int i = 0; i < ndev; ++i) {
     int dev = devlist ? devlist[i] : i;
     if (dev < 0 || dev >= count) {
-      return fail(trnccl::invalidArgument("trncclCommInitAll: device {} not in [0, {})", dev, count));
+      return fail(
+          trnccl::invalidArgument("trncclCommInitAll: device {} not in [0, {})", dev, count));
     }
   }
   trncclUniqueId id;
@@ -211,19 +214,22 @@ trncclResult_t trncclCommGetAsyncError(trncclComm_t comm, trncclResult_t* asyncE
 }
 
 trncclResult_t trncclCommCount(const trncclComm_t comm, int* count) {
-  if (comm == nullptr || count == nullptr) return fail(trnccl::invalidArgument("trncclCommCount: NULL argument"));
+  if (comm == nullptr || count == nullptr)
+    return fail(trnccl::invalidArgument("trncclCommCount: NULL argument"));
   *count = comm->nranks;
   return succeed();
 }
 
 trncclResult_t trncclCommDevice(const trncclComm_t comm, int* device) {
-  if (comm == nullptr || device == nullptr) return fail(trnccl::invalidArgument("trncclCommDevice: NULL argument"));
+  if (comm == nullptr || device == nullptr)
+    return fail(trnccl::invalidArgument("trncclCommDevice: NULL argument"));
   *device = comm->device;
   return succeed();
 }
 
 trncclResult_t trncclCommUserRank(const trncclComm_t comm, int* rank) {
-  if (comm == nullptr || rank == nullptr) return fail(trnccl::invalidArgument("trncclCommUserRank: NULL argument"));
+  if (comm == nullptr || rank == nullptr)
+    return fail(trnccl::invalidArgument("trncclCommUserRank: NULL argument"));
   *rank = comm->rank;
   return succeed();
 }

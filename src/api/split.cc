@@ -43,10 +43,13 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   auto parent = trnccl::api::usable(comm);
   if (!parent) return fail(parent.status());
   if (color < 0 && color != TRNCCL_SPLIT_NOCOLOR) {
-    return fail(trnccl::invalidArgument("trncclCommSplit: color {} is negative and not "
-                                        "TRNCCL_SPLIT_NOCOLOR", color));
+    return fail(
+        trnccl::invalidArgument("trncclCommSplit: color {} is negative and not "
+                                "TRNCCL_SPLIT_NOCOLOR",
+                                color));
   }
-  if (config != nullptr && (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(*config))) {
+  if (config != nullptr &&
+      (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(*config))) {
     return fail(trnccl::invalidArgument(
         "trncclCommSplit: config was not initialized with TRNCCL_CONFIG_INITIALIZER"));
   }
@@ -58,9 +61,8 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   for (int r = 0; r < p.nranks(); ++r) {
     if ((*round1)[r].color == color) members.push_back(r);
   }
-  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
-    return (*round1)[a].key < (*round1)[b].key;
-  });
+  std::stable_sort(members.begin(), members.end(),
+                   [&](int a, int b) { return (*round1)[a].key < (*round1)[b].key; });
   const bool leader = color != TRNCCL_SPLIT_NOCOLOR && members.front() == p.rank();
   if (leader) {
     auto id = trnccl::bootstrap::createUniqueId(/*useCommIdEnv=*/false);
@@ -80,8 +82,8 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   cfg.blocking = true;
   auto* handle = new trncclComm();
   handle->nranks = static_cast<int>(members.size());
-  handle->rank = static_cast<int>(std::find(members.begin(), members.end(), p.rank()) -
-                                  members.begin());
+  handle->rank =
+      static_cast<int>(std::find(members.begin(), members.end(), p.rank()) - members.begin());
   handle->device = p.device();
   trnccl::api::runInit(handle, *id, cfg);
   if (!handle->impl) {

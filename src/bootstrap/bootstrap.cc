@@ -187,15 +187,15 @@ Status Bootstrap::checkRoot() {
   ssize_t n = ::recv(fd, buf.data(), buf.size(), MSG_PEEK | MSG_DONTWAIT);
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Status::ok();
-    return impl_->fail(Status(Code::kRemoteError,
-                              fmt::format("bootstrap: connection to the root {} failed: {}",
-                                          impl_->root, std::strerror(errno))));
+    return impl_->fail(
+        Status(Code::kRemoteError, fmt::format("bootstrap: connection to the root {} failed: {}",
+                                               impl_->root, std::strerror(errno))));
   }
   if (n == 0) {
-    return impl_->fail(Status(Code::kRemoteError,
-                              fmt::format("bootstrap: the root {} closed the connection (the "
-                                          "process hosting it, usually rank 0's, exited)",
-                                          impl_->root)));
+    return impl_->fail(
+        Status(Code::kRemoteError, fmt::format("bootstrap: the root {} closed the connection (the "
+                                               "process hosting it, usually rank 0's, exited)",
+                                               impl_->root)));
   }
   if (static_cast<size_t>(n) < wire::kHeaderBytes) return Status::ok();  // rest in flight
   wire::HeaderBytes bytes;

@@ -24,9 +24,9 @@ namespace trnccl::bootstrap {
 // The decoded content of trncclUniqueId (which is 128 opaque bytes).
 struct UniqueId {
   uint64_t magic = 0;
-  std::string host;     // numeric IPv4/IPv6 address of the root
+  std::string host;  // numeric IPv4/IPv6 address of the root
   uint16_t port = 0;
-  bool fromEnv = false; // built from TRNCCL_COMM_ID: rank 0 starts the root at init
+  bool fromEnv = false;  // built from TRNCCL_COMM_ID: rank 0 starts the root at init
 
   void encode(char out[128]) const;
   static Result<UniqueId> decode(const char in[128]);

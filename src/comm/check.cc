@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "common/bytes.h"
 #include "comm/communicator.h"
+#include "common/bytes.h"
 #include "common/env.h"
 #include "device/reduce.h"
 
@@ -129,10 +129,16 @@ schedule::Schedule exchangeSchedule(int rank, int nranks, const std::byte* mine,
   using schedule::Primitive;
   for (int p = 0; p < nranks; ++p) {
     if (p == rank) continue;
-    s.add({.prim = Primitive::kSend, .sendPeer = p, .src = mine, .count = kWireBytes,
+    s.add({.prim = Primitive::kSend,
+           .sendPeer = p,
+           .src = mine,
+           .count = kWireBytes,
            .withNext = true});
-    s.add({.prim = Primitive::kRecv, .recvPeer = p, .dst = all + p * kWireBytes,
-           .count = kWireBytes, .withNext = true});
+    s.add({.prim = Primitive::kRecv,
+           .recvPeer = p,
+           .dst = all + p * kWireBytes,
+           .count = kWireBytes,
+           .withNext = true});
   }
   if (!s.steps.empty()) s.steps.back().withNext = false;
   return s;

@@ -30,11 +30,11 @@ namespace trnccl::comm::check {
 
 struct Fingerprint {
   uint64_t seq = 0;
-  int32_t coll = 0;   // algorithms::Collective
-  int32_t type = 0;   // device::DataType
+  int32_t coll = 0;  // algorithms::Collective
+  int32_t type = 0;  // device::DataType
   uint64_t count = 0;
-  int32_t op = -1;    // device::RedOp; -1 for collectives that do not reduce
-  int32_t root = -1;  // -1 for collectives without a root
+  int32_t op = -1;                   // device::RedOp; -1 for collectives that do not reduce
+  int32_t root = -1;                 // -1 for collectives without a root
   std::array<char, 16> algorithm{};  // the planner's choice, NUL-padded (truncated)
 
   bool operator==(const Fingerprint&) const = default;

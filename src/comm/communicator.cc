@@ -41,7 +41,8 @@ Status Communicator::connect(const bootstrap::UniqueId& id) {
   Deadline deadline = Deadline::after(config_.initTimeout);
   if (id.fromEnv && rank_ == 0) TRN_TRY(bootstrap::ensureRoot(id));
   transport::PeerInfo self = makeSelfInfo(rank_, device_);
-  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)), deadline);
+  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)),
+                                            deadline);
   if (!boot) return boot.status();
   bootstrap_ = std::move(*boot);
   bootstrap_->setTimeout(config_.initTimeout);
@@ -117,8 +118,8 @@ void Communicator::endTask() {
 Status Communicator::run(const schedule::Schedule& s, uint64_t seq, const std::string& what) {
   log::setThreadRank(rank_);
   if (Status err = asyncError(); !err) {
-    return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what,
-                                          err.message()));
+    return Status(err.code(),
+                  fmt::format("{} not run: communicator already failed: {}", what, err.message()));
   }
   schedule::ExecContext ctx;
   ctx.rank = rank_;

@@ -13,10 +13,10 @@
 
 #include "bootstrap/bootstrap.h"
 #include "comm/config.h"
-#include "plan/topology_view.h"
 #include "comm/transport_set.h"
 #include "common/status.h"
 #include "common/wait.h"
+#include "plan/topology_view.h"
 #include "schedule/schedule.h"
 
 namespace trnccl::comm {
@@ -24,8 +24,8 @@ namespace trnccl::comm {
 class Communicator {
  public:
   // Collective over the nranks ranks: bootstrap, peer table, transport connections.
-  static Result<std::unique_ptr<Communicator>> init(const bootstrap::UniqueId& id, int nranks, int rank,
-                                                    int device, const Config& config);
+  static Result<std::unique_ptr<Communicator>> init(const bootstrap::UniqueId& id, int nranks,
+                                                    int rank, int device, const Config& config);
   ~Communicator();
 
   int rank() const { return rank_; }

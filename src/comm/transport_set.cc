@@ -51,13 +51,12 @@ Result<std::unique_ptr<TransportSet>> TransportSet::connect(transport::SetupCont
   std::vector<std::vector<int>> assigned(set->transports_.size());
   for (int peer = 0; peer < ctx.nranks; ++peer) {
     if (peer == ctx.rank) continue;
-    auto it = std::find_if(set->transports_.begin(), set->transports_.end(), [&](auto& t) {
-      return t->canConnect(self, ctx.peers[peer]);
-    });
+    auto it = std::find_if(set->transports_.begin(), set->transports_.end(),
+                           [&](auto& t) { return t->canConnect(self, ctx.peers[peer]); });
     if (it == set->transports_.end()) {
       return invalidArgument(
-          "no transport in '{}' can join rank {} (host {}) and rank {} (host {})", order,
-          ctx.rank, self.hostname.data(), peer, ctx.peers[peer].hostname.data());
+          "no transport in '{}' can join rank {} (host {}) and rank {} (host {})", order, ctx.rank,
+          self.hostname.data(), peer, ctx.peers[peer].hostname.data());
     }
     assigned[it - set->transports_.begin()].push_back(peer);
   }

@@ -27,9 +27,18 @@ std::string expandFileName(std::string_view pattern, const std::string& host) {
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[++i];
-      if (c == 'h') { out += host; continue; }
-      if (c == 'p') { out += std::to_string(getpid()); continue; }
-      if (c == '%') { out += '%'; continue; }
+      if (c == 'h') {
+        out += host;
+        continue;
+      }
+      if (c == 'p') {
+        out += std::to_string(getpid());
+        continue;
+      }
+      if (c == '%') {
+        out += '%';
+        continue;
+      }
       out += '%';
     }
     out += pattern[i];
@@ -45,9 +54,12 @@ const Config& config() {
     c.host = host;
     std::string level = env::getString("TRNCCL_DEBUG", "");
     for (auto& ch : level) ch = static_cast<char>(toupper(ch));
-    if (level == "WARN") c.level = Level::kWarn;
-    else if (level == "INFO") c.level = Level::kInfo;
-    else if (level == "TRACE") c.level = Level::kTrace;
+    if (level == "WARN")
+      c.level = Level::kWarn;
+    else if (level == "INFO")
+      c.level = Level::kInfo;
+    else if (level == "TRACE")
+      c.level = Level::kTrace;
     c.subsys = parseSubsys(env::getString("TRNCCL_DEBUG_SUBSYS", "INIT,ENV,TUNE,NET,SHM,BOOT"));
     std::string file = env::getString("TRNCCL_DEBUG_FILE", "");
     if (!file.empty() && c.level != Level::kNone) {
@@ -60,10 +72,14 @@ const Config& config() {
 
 const char* levelName(Level level) {
   switch (level) {
-    case Level::kWarn: return "WARN";
-    case Level::kInfo: return "INFO";
-    case Level::kTrace: return "TRACE";
-    default: return "";
+    case Level::kWarn:
+      return "WARN";
+    case Level::kInfo:
+      return "INFO";
+    case Level::kTrace:
+      return "TRACE";
+    default:
+      return "";
   }
 }
 
@@ -73,17 +89,16 @@ unsigned parseSubsys(std::string_view spec) {
   bool invert = !spec.empty() && spec.front() == '^';
   if (invert) spec.remove_prefix(1);
   static constexpr std::pair<std::string_view, unsigned> kNames[] = {
-      {"INIT", kInit}, {"COLL", kColl}, {"P2P", kP2p},     {"SHM", kShm},
-      {"NET", kNet},   {"BOOT", kBoot}, {"TUNE", kTune},   {"SCHED", kSched},
+      {"INIT", kInit}, {"COLL", kColl},     {"P2P", kP2p},   {"SHM", kShm},
+      {"NET", kNet},   {"BOOT", kBoot},     {"TUNE", kTune}, {"SCHED", kSched},
       {"ENV", kEnv},   {"DEVICE", kDevice}, {"ALL", kAll}};
   unsigned mask = 0;
   while (!spec.empty()) {
     size_t comma = spec.find(',');
     std::string_view name = spec.substr(0, comma);
     for (auto [n, bit] : kNames) {
-      if (name.size() == n.size() &&
-          std::equal(name.begin(), name.end(), n.begin(),
-                     [](char a, char b) { return toupper(a) == b; }))
+      if (name.size() == n.size() && std::equal(name.begin(), name.end(), n.begin(),
+                                                [](char a, char b) { return toupper(a) == b; }))
         mask |= bit;
     }
     if (comma == std::string_view::npos) break;
@@ -101,9 +116,9 @@ bool enabled(Level level, unsigned subsys) {
 void write(Level level, unsigned /*subsys*/, std::string_view message) {
   static std::mutex mu;
   const Config& c = config();
-  std::string line = fmt::format("{}:{}:{} [{}] trnccl {} {}\n", c.host, getpid(),
-                                 static_cast<long>(syscall(SYS_gettid)), tlsRank,
-                                 levelName(level), message);
+  std::string line =
+      fmt::format("{}:{}:{} [{}] trnccl {} {}\n", c.host, getpid(),
+                  static_cast<long>(syscall(SYS_gettid)), tlsRank, levelName(level), message);
   std::lock_guard<std::mutex> lock(mu);
   std::fputs(line.c_str(), c.out);
   std::fflush(c.out);

@@ -35,11 +35,11 @@ unsigned parseSubsys(std::string_view spec);
 
 }  // namespace trnccl::log
 
-#define TRN_LOG(level, subsys, ...)                                                   \
-  do {                                                                                \
-    if (::trnccl::log::enabled(::trnccl::log::Level::level, ::trnccl::log::subsys))  \
-      ::trnccl::log::write(::trnccl::log::Level::level, ::trnccl::log::subsys,       \
-                           fmt::format(__VA_ARGS__));                                 \
+#define TRN_LOG(level, subsys, ...)                                                 \
+  do {                                                                              \
+    if (::trnccl::log::enabled(::trnccl::log::Level::level, ::trnccl::log::subsys)) \
+      ::trnccl::log::write(::trnccl::log::Level::level, ::trnccl::log::subsys,      \
+                           fmt::format(__VA_ARGS__));                               \
   } while (0)
 #define TRN_WARN(subsys, ...) TRN_LOG(kWarn, subsys, __VA_ARGS__)
 #define TRN_INFO(subsys, ...) TRN_LOG(kInfo, subsys, __VA_ARGS__)

@@ -66,7 +66,7 @@ Status internalError(fmt::format_string<Args...> format, Args&&... args) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool isOk() const { return std::holds_alternative<T>(v_); }
@@ -86,8 +86,8 @@ const char* codeName(Code code);
 }  // namespace trnccl
 
 // The one propagation helper: returns the Status of `expr` from the enclosing function on error.
-#define TRN_TRY(expr)                                  \
-  do {                                                 \
-    ::trnccl::Status trn_try_status_ = (expr);         \
+#define TRN_TRY(expr)                                    \
+  do {                                                   \
+    ::trnccl::Status trn_try_status_ = (expr);           \
     if (!trn_try_status_.isOk()) return trn_try_status_; \
   } while (0)

@@ -32,8 +32,8 @@ class Deadline {
 
 // The memory of a Doorbell; may live in a segment shared between processes.
 struct DoorbellWord {
-  std::atomic<uint32_t> seq{0};      // futex word, bumped by every ring()
-  std::atomic<uint32_t> sleepers{0}; // ring() skips the wake syscall while this is 0
+  std::atomic<uint32_t> seq{0};       // futex word, bumped by every ring()
+  std::atomic<uint32_t> sleepers{0};  // ring() skips the wake syscall while this is 0
 };
 
 // Producers ring() a Doorbell after publishing work; a consumer takes a snapshot(), re-checks

@@ -126,14 +126,16 @@ bool hostHasF16c() {
 // Vector forms of the ops for the F16C half kernel, with the same NaN rule as Max/Min.
 __attribute__((target("avx2"))) inline __m256 vectorOp(RedOp op, __m256 x, __m256 y) {
   switch (op) {
-    case RedOp::kProd: return _mm256_mul_ps(x, y);
+    case RedOp::kProd:
+      return _mm256_mul_ps(x, y);
     case RedOp::kMax:
-      return _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_GT_OQ),
-                                                 _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+      return _mm256_blendv_ps(
+          y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_GT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
     case RedOp::kMin:
-      return _mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_LT_OQ),
-                                                 _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
-    default: return _mm256_add_ps(x, y);
+      return _mm256_blendv_ps(
+          y, x, _mm256_or_ps(_mm256_cmp_ps(x, y, _CMP_LT_OQ), _mm256_cmp_ps(x, x, _CMP_UNORD_Q)));
+    default:
+      return _mm256_add_ps(x, y);
   }
 }
 
@@ -217,15 +219,33 @@ void divideAs(void* dstv, const void* av, size_t count, int divisor) {
 template <typename Fn>
 bool withCodec(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::kInt8: fn.template operator()<Native<int8_t>>(); return true;
-    case DataType::kUint8: fn.template operator()<Native<uint8_t>>(); return true;
-    case DataType::kInt32: fn.template operator()<Native<int32_t>>(); return true;
-    case DataType::kUint32: fn.template operator()<Native<uint32_t>>(); return true;
-    case DataType::kInt64: fn.template operator()<Native<int64_t>>(); return true;
-    case DataType::kUint64: fn.template operator()<Native<uint64_t>>(); return true;
-    case DataType::kFloat16: fn.template operator()<Narrow<formats::Half, uint16_t>>(); return true;
-    case DataType::kFloat32: fn.template operator()<Native<float>>(); return true;
-    case DataType::kFloat64: fn.template operator()<Native<double>>(); return true;
+    case DataType::kInt8:
+      fn.template operator()<Native<int8_t>>();
+      return true;
+    case DataType::kUint8:
+      fn.template operator()<Native<uint8_t>>();
+      return true;
+    case DataType::kInt32:
+      fn.template operator()<Native<int32_t>>();
+      return true;
+    case DataType::kUint32:
+      fn.template operator()<Native<uint32_t>>();
+      return true;
+    case DataType::kInt64:
+      fn.template operator()<Native<int64_t>>();
+      return true;
+    case DataType::kUint64:
+      fn.template operator()<Native<uint64_t>>();
+      return true;
+    case DataType::kFloat16:
+      fn.template operator()<Narrow<formats::Half, uint16_t>>();
+      return true;
+    case DataType::kFloat32:
+      fn.template operator()<Native<float>>();
+      return true;
+    case DataType::kFloat64:
+      fn.template operator()<Native<double>>();
+      return true;
     case DataType::kBfloat16:
       fn.template operator()<Narrow<formats::Bfloat16, uint16_t>>();
       return true;
@@ -243,23 +263,30 @@ bool withCodec(DataType type, Fn&& fn) {
 
 size_t dataTypeSize(DataType type) {
   switch (type) {
-    case DataType::kInt8: case DataType::kUint8: case DataType::kFloat8e4m3:
+    case DataType::kInt8:
+    case DataType::kUint8:
+    case DataType::kFloat8e4m3:
     case DataType::kFloat8e5m2:
       return 1;
-    case DataType::kFloat16: case DataType::kBfloat16:
+    case DataType::kFloat16:
+    case DataType::kBfloat16:
       return 2;
-    case DataType::kInt32: case DataType::kUint32: case DataType::kFloat32:
+    case DataType::kInt32:
+    case DataType::kUint32:
+    case DataType::kFloat32:
       return 4;
-    case DataType::kInt64: case DataType::kUint64: case DataType::kFloat64:
+    case DataType::kInt64:
+    case DataType::kUint64:
+    case DataType::kFloat64:
       return 8;
   }
   return 0;
 }
 
 const char* dataTypeName(DataType type) {
-  static constexpr const char* kNames[kNumDataTypes] = {
-      "int8", "uint8", "int32", "uint32", "int64", "uint64",
-      "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
+  static constexpr const char* kNames[kNumDataTypes] = {"int8",   "uint8",    "int32",  "uint32",
+                                                        "int64",  "uint64",   "half",   "float",
+                                                        "double", "bfloat16", "f8e4m3", "f8e5m2"};
   const int i = static_cast<int>(type);
   return i >= 0 && i < kNumDataTypes ? kNames[i] : "unknown";
 }

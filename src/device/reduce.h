@@ -13,8 +13,18 @@ namespace trnccl::device {
 
 // Values match trncclDataType_t and trncclRedOp_t.
 enum class DataType : int {
-  kInt8 = 0, kUint8 = 1, kInt32 = 2, kUint32 = 3, kInt64 = 4, kUint64 = 5,
-  kFloat16 = 6, kFloat32 = 7, kFloat64 = 8, kBfloat16 = 9, kFloat8e4m3 = 10, kFloat8e5m2 = 11,
+  kInt8 = 0,
+  kUint8 = 1,
+  kInt32 = 2,
+  kUint32 = 3,
+  kInt64 = 4,
+  kUint64 = 5,
+  kFloat16 = 6,
+  kFloat32 = 7,
+  kFloat64 = 8,
+  kBfloat16 = 9,
+  kFloat8e4m3 = 10,
+  kFloat8e5m2 = 11,
 };
 constexpr int kNumDataTypes = 12;
 

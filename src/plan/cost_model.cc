@@ -49,8 +49,8 @@ std::optional<double> estimateUs(const std::string& algo, const algorithms::Coll
   const double flatLat = m.multiInstance ? m.interLatencyUs : m.intraLatencyUs;
   const double flatBw = m.multiInstance ? m.interBandwidth : m.intraBandwidth;
   if (algo == "ring") {
-    return phases * channelRingPhase(n, std::max(1, a.channels), S, flatLat, flatBw,
-                                     m.multiInstance);
+    return phases *
+           channelRingPhase(n, std::max(1, a.channels), S, flatLat, flatBw, m.multiInstance);
   }
   if (algo == "chain" || algo == "pairwise") {
     return phases * ringPhase(n, S, flatLat, flatBw);

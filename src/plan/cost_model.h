@@ -12,12 +12,12 @@ namespace trnccl::plan {
 
 // What the model knows of the links between this communicator's ranks.
 struct LinkModel {
-  double intraLatencyUs = 1.5;    // one NeuronLink hop
-  double intraBandwidth = 96;     // GB/s per neighbour link
-  double interLatencyUs = 15;     // EFA, HBM to HBM
-  double interBandwidth = 12.5;   // GB/s per rank (instance EFA / ranks per instance)
-  double meshHops = 1;            // average hops of a direct transfer (1 on a switch)
-  bool multiInstance = false;     // ranks span instances
+  double intraLatencyUs = 1.5;   // one NeuronLink hop
+  double intraBandwidth = 96;    // GB/s per neighbour link
+  double interLatencyUs = 15;    // EFA, HBM to HBM
+  double interBandwidth = 12.5;  // GB/s per rank (instance EFA / ranks per instance)
+  double meshHops = 1;           // average hops of a direct transfer (1 on a switch)
+  bool multiInstance = false;    // ranks span instances
 };
 
 // Estimated microseconds, or nullopt when the model has no formula for the pair. The ring's

@@ -118,8 +118,10 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
     // As NCCL falls back when a forced algorithm can't run: warn once, then choose freely.
     static std::once_flag warned;
     std::call_once(warned, [&] {
-      TRN_WARN(kTune, "TRNCCL_ALGO='{}' allows no {} algorithm for this call; falling back to "
-               "the tuner's choice", spec, coll);
+      TRN_WARN(kTune,
+               "TRNCCL_ALGO='{}' allows no {} algorithm for this call; falling back to "
+               "the tuner's choice",
+               spec, coll);
     });
     for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
       if (!algo.supports(args)) continue;
@@ -137,9 +139,8 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkMode
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);
   logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""));
-  TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll,
-            args.count, device::dataTypeName(args.type), c->algorithm->name, c->channels,
-            c->estimateUs);
+  TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
+            device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   algorithms::CollArgs a = args;
   a.channels = c->channels;
   return c->algorithm->build(a);

@@ -58,8 +58,8 @@ std::vector<std::vector<int>> channelRings(const topology::Topology& topo,
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
   int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
   if (k > 0) {
-    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks,
-             k, topo.name);
+    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks, k,
+             topo.name);
   }
   return topology::makeLayout(topo, nranks, k > 0 ? static_cast<int>(k) : 0);
 }
@@ -95,8 +95,8 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
       "mesh hops {:.2f}, {} physical ring(s)",
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
-      shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(),
-      m.meshHops, shape->rings.size());
+      shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
+      shape->rings.size());
   return view;
 }
 

@@ -59,8 +59,9 @@ class StepRun {
   // Moves whatever can move now; sets `progressed` when anything did.
   Status poll(bool& progressed) {
     if (!recvDone_) {
-      Result<size_t> got = in_->recvSome(bytes_ - received_, [this](size_t off, const std::byte* p,
-                                                                  size_t n) { consume(off, p, n); });
+      Result<size_t> got =
+          in_->recvSome(bytes_ - received_,
+                        [this](size_t off, const std::byte* p, size_t n) { consume(off, p, n); });
       if (!got) return got.status();
       if (*got > 0) progressed = true;
       received_ += *got;
@@ -69,8 +70,8 @@ class StepRun {
     if (!sendDone_) {
       size_t ready = receives(step_.prim) ? produced_ : bytes_;
       if (ready > sent_) {
-        const auto* from = static_cast<const std::byte*>(
-            step_.prim == Primitive::kSend ? step_.src : step_.dst);
+        const auto* from =
+            static_cast<const std::byte*>(step_.prim == Primitive::kSend ? step_.src : step_.dst);
         Result<size_t> took = out_->sendSome(from + sent_, ready - sent_);
         if (!took) return took.status();
         if (*took > 0) progressed = true;
@@ -177,10 +178,10 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
     if (ctx.deadline.expired()) {
       std::string who;
       for (int p : peers) who += fmt::format("{}{}", who.empty() ? "" : ",", p);
-      return Status(Code::kTimeout,
-                    fmt::format("{}: timed out on rank {} waiting for peer(s) {}", ctx.what,
-                                ctx.rank, who),
-                    peers.empty() ? -1 : peers.front());
+      return Status(
+          Code::kTimeout,
+          fmt::format("{}: timed out on rank {} waiting for peer(s) {}", ctx.what, ctx.rank, who),
+          peers.empty() ? -1 : peers.front());
     }
     if (Clock::now() >= nextPeerCheck) {
       for (int p : peers) {
@@ -233,9 +234,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
           }
           return Status::ok();
         },
-        [&] {
-          return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r->done(); });
-        }));
+        [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r->done(); }); }));
     for (auto& run : runs) {
       if (run->sender() != nullptr &&
           std::find(unfinished.begin(), unfinished.end(), run->sender()) == unfinished.end()) {

@@ -23,11 +23,11 @@ struct ExecContext {
   Doorbell* bell = nullptr;                   // rung by the transports when they have news
   Deadline deadline = Deadline::never();
   const std::atomic<bool>* abortFlag = nullptr;
-  uint64_t seq = 0;   // collective sequence number of this call (goes into message tags)
+  uint64_t seq = 0;  // collective sequence number of this call (goes into message tags)
   // Per-peer message counters of point-to-point schedules (owned by the communicator).
   std::vector<uint64_t>* p2pSent = nullptr;
   std::vector<uint64_t>* p2pReceived = nullptr;
-  std::string what;   // "allreduce #12 (ring)" for error messages
+  std::string what;  // "allreduce #12 (ring)" for error messages
   // Checked with the peers while stuck: an error once the communicator failed elsewhere (e.g.
   // the bootstrap root reports a rank gone that this rank does not talk to directly).
   std::function<Status()> health;

@@ -6,13 +6,20 @@ namespace trnccl::schedule {
 
 const char* primitiveName(Primitive p) {
   switch (p) {
-    case Primitive::kSend: return "send";
-    case Primitive::kRecv: return "recv";
-    case Primitive::kRecvReduceCopy: return "recvReduceCopy";
-    case Primitive::kRecvReduceSend: return "recvReduceSend";
-    case Primitive::kRecvReduceCopySend: return "recvReduceCopySend";
-    case Primitive::kRecvCopySend: return "recvCopySend";
-    case Primitive::kCopy: return "copy";
+    case Primitive::kSend:
+      return "send";
+    case Primitive::kRecv:
+      return "recv";
+    case Primitive::kRecvReduceCopy:
+      return "recvReduceCopy";
+    case Primitive::kRecvReduceSend:
+      return "recvReduceSend";
+    case Primitive::kRecvReduceCopySend:
+      return "recvReduceCopySend";
+    case Primitive::kRecvCopySend:
+      return "recvCopySend";
+    case Primitive::kCopy:
+      return "copy";
   }
   return "?";
 }
@@ -36,9 +43,9 @@ std::byte* Schedule::allocScratch(size_t bytes) {
 }
 
 std::string Schedule::dump() const {
-  std::string out = fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,
-                                device::dataTypeName(type), device::redOpName(op), nranks,
-                                steps.size());
+  std::string out =
+      fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,
+                  device::dataTypeName(type), device::redOpName(op), nranks, steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3} src {} dst {} count {}{}{}{}\n", i,

@@ -96,7 +96,8 @@ void releaseAndCheckAbort(Job& job, const std::vector<int>& survivors) {
     auto status = job.waitExit(r, 10s);
     ASSERT_TRUE(status) << "rank " << r << " did not exit after abort";
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
-        << "rank " << r << " status " << *status << "\n" << job.output(r);
+        << "rank " << r << " status " << *status << "\n"
+        << job.output(r);
   }
 }
 
@@ -186,8 +187,8 @@ void abortUnblocks(int blocked) {
   ASSERT_TRUE(job.waitLine(other, "READY", 30s)) << job.output(other);
   auto unblock = job.waitLine(blocked, "UNBLOCK_MS ", 15s);
   ASSERT_TRUE(unblock) << job.output(blocked);
-  EXPECT_LE(std::stol(*unblock), 1000) << "the blocked wait returned " << *unblock
-                                       << " ms after the abort";
+  EXPECT_LE(std::stol(*unblock), 1000)
+      << "the blocked wait returned " << *unblock << " ms after the abort";
   auto sync = job.waitLine(blocked, "SYNC ", 1s);
   ASSERT_TRUE(sync);
   EXPECT_NE(std::stoi(*sync), 0) << "the aborted collective reported success";
@@ -333,8 +334,7 @@ TEST(Fault, BootstrapRootSurvivesJunk) {
   std::this_thread::sleep_for(300ms);  // the dribble has begun before the ranks arrive
   for (int r = 1; r < 4; ++r) job.start(r);
   for (int r = 0; r < 4; ++r) {
-    ASSERT_TRUE(job.waitLine(r, "DONE", 30s)) << "rank " << r << " init failed:\n"
-                                              << job.output(r);
+    ASSERT_TRUE(job.waitLine(r, "DONE", 30s)) << "rank " << r << " init failed:\n" << job.output(r);
     auto status = job.waitExit(r, 10s);
     ASSERT_TRUE(status);
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
@@ -361,8 +361,8 @@ TEST(Fault, SoakTinyAllReducesStayFlat) {
     for (int i = 0; i < 2; ++i) {
       std::istringstream(stats[i]) >> it[i] >> fds[i] >> thr[i] >> rss[i] >> shm[i];
     }
-    std::printf("rank %d: fds %ld->%ld threads %ld->%ld rss %ld->%ld kB shm %ld->%ld\n", r,
-                fds[0], fds[1], thr[0], thr[1], rss[0], rss[1], shm[0], shm[1]);
+    std::printf("rank %d: fds %ld->%ld threads %ld->%ld rss %ld->%ld kB shm %ld->%ld\n", r, fds[0],
+                fds[1], thr[0], thr[1], rss[0], rss[1], shm[0], shm[1]);
     EXPECT_EQ(fds[1], fds[0]) << "rank " << r << " descriptors grew";
     EXPECT_EQ(thr[1], thr[0]) << "rank " << r << " threads grew";
     EXPECT_EQ(shm[1], shm[0]) << "rank " << r << " /dev/shm entries grew";
@@ -439,8 +439,8 @@ std::string tinyShmScenario() {
   tcp.startAll();
   for (int r = 0; r < 4; ++r) {
     if (!tcp.waitLine(r, "DONE", 30s)) {
-      failures += "with TRNCCL_TRANSPORT=tcp, rank " + std::to_string(r) + " failed:\n" +
-                  tcp.output(r);
+      failures +=
+          "with TRNCCL_TRANSPORT=tcp, rank " + std::to_string(r) + " failed:\n" + tcp.output(r);
     }
   }
   return failures;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 
 extern char** environ;
@@ -44,7 +44,9 @@ long long nowMs() {
 
 Job::Job(std::string mode, int nranks, std::vector<std::string> args,
          std::map<std::string, std::string> env, int port)
-    : mode_(std::move(mode)), args_(std::move(args)), env_(std::move(env)),
+    : mode_(std::move(mode)),
+      args_(std::move(args)),
+      env_(std::move(env)),
       port_(port != 0 ? port : freePort()),
       ranks_(nranks) {
   env_["TRNCCL_COMM_ID"] = "127.0.0.1:" + std::to_string(port_);

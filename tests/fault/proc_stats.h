@@ -24,7 +24,9 @@ inline int countEntries(const char* dir, const char* prefix = "") {
 // Open descriptors (minus the one opendir itself holds while counting).
 inline int openFds() { return countEntries("/proc/self/fd") - 1; }
 inline int threads() { return countEntries("/proc/self/task"); }
-inline int shmEntries(const std::string& prefix) { return countEntries("/dev/shm", prefix.c_str()); }
+inline int shmEntries(const std::string& prefix) {
+  return countEntries("/dev/shm", prefix.c_str());
+}
 
 inline long rssKb() {
   FILE* f = std::fopen("/proc/self/status", "r");

@@ -71,11 +71,11 @@ std::vector<AlgoCase> matrix() {
     add("rdh", n, 0, false);
   }
   add("rdh", 16, 0, true);
-  add("torus2d", 16, 0, false);  // 8 chips x 2 cores: a 2 x 8 grid of ranks
-  add("torus2d", 32, 0, true);   // the whole 4 x 4 torus: 4 x 8
-  add("hierarchical", 8, 4, false);   // 2 emulated instances x 4 ranks
-  add("hierarchical", 16, 8, true);   // 2 emulated instances x 8 ranks
-  add("hierarchical", 12, 4, true);   // 3 instances x 4
+  add("torus2d", 16, 0, false);      // 8 chips x 2 cores: a 2 x 8 grid of ranks
+  add("torus2d", 32, 0, true);       // the whole 4 x 4 torus: 4 x 8
+  add("hierarchical", 8, 4, false);  // 2 emulated instances x 4 ranks
+  add("hierarchical", 16, 8, true);  // 2 emulated instances x 8 ranks
+  add("hierarchical", 12, 4, true);  // 3 instances x 4
   return cases;
 }
 

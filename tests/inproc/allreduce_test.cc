@@ -1,11 +1,10 @@
 // All-reduce over N ranks in one process: every datatype x op x count x rank count, in place and
 // out of place, against an independent reference; every rank bitwise identical to rank 0.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
-
 #include <tuple>
 #include <vector>
 
@@ -103,7 +102,8 @@ std::vector<Case> matrix() {
   // Large and odd: several pipeline iterations with uneven blocks.
   for (int n : {2, 3, 4, 8}) {
     for (auto t : {trncclFloat32, trncclBfloat16, trncclInt8, trncclFloat64}) {
-      for (bool inPlace : {false, true}) cases.push_back({n, t, trncclSum, (1u << 20) + 3, inPlace});
+      for (bool inPlace : {false, true})
+        cases.push_back({n, t, trncclSum, (1u << 20) + 3, inPlace});
     }
   }
   return cases;
@@ -144,7 +144,8 @@ TEST(AllReduceMixedTransports, RingCompletesWhenLaterStepsUseOtherConnections) {
         trnrtFree(recv);
       });
       EXPECT_EQ(countWrong(c, out[0]), 0u) << "count " << count;
-      for (int r = 1; r < n; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r << ", count " << count;
+      for (int r = 1; r < n; ++r)
+        EXPECT_TRUE(out[r] == out[0]) << "rank " << r << ", count " << count;
     }
   }
   unsetenv("TRNCCL_ALGO");

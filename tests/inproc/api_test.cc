@@ -51,13 +51,13 @@ TEST(Api, BadAllReduceArgumentsAreRejectedWithAMessage) {
   EXPECT_EQ(trncclAllReduce(buf, buf, SIZE_MAX / 2, trncclFloat, trncclSum, comm, nullptr),
             trncclInvalidArgument);
   EXPECT_NE(lastError().find("overflows"), std::string::npos) << lastError();
-  EXPECT_EQ(trncclAllReduce(buf, buf, 4, static_cast<trncclDataType_t>(99), trncclSum, comm,
-                            nullptr),
-            trncclInvalidArgument);
+  EXPECT_EQ(
+      trncclAllReduce(buf, buf, 4, static_cast<trncclDataType_t>(99), trncclSum, comm, nullptr),
+      trncclInvalidArgument);
   EXPECT_NE(lastError().find("invalid datatype 99"), std::string::npos) << lastError();
-  EXPECT_EQ(trncclAllReduce(buf, buf, 4, trncclFloat, static_cast<trncclRedOp_t>(99), comm,
-                            nullptr),
-            trncclInvalidArgument);
+  EXPECT_EQ(
+      trncclAllReduce(buf, buf, 4, trncclFloat, static_cast<trncclRedOp_t>(99), comm, nullptr),
+      trncclInvalidArgument);
   EXPECT_NE(lastError().find("invalid reduction op 99"), std::string::npos) << lastError();
   EXPECT_EQ(trncclAllReduce(buf, buf, 4, trncclFloat, trncclSum, nullptr, nullptr),
             trncclInvalidArgument);
@@ -85,7 +85,8 @@ TEST(Api, BadInitArguments) {
   EXPECT_EQ(trncclCommInitRankConfig(&comm, 1, id, 0, &config), trncclInvalidArgument);
   EXPECT_NE(lastError().find("TRNCCL_CONFIG_INITIALIZER"), std::string::npos) << lastError();
   trncclUniqueId garbage;
-  for (size_t i = 0; i < sizeof(garbage.internal); ++i) garbage.internal[i] = static_cast<char>(i * 37);
+  for (size_t i = 0; i < sizeof(garbage.internal); ++i)
+    garbage.internal[i] = static_cast<char>(i * 37);
   EXPECT_EQ(trncclCommInitRank(&comm, 1, garbage, 0), trncclInvalidArgument);
   EXPECT_EQ(comm, nullptr);
   EXPECT_EQ(trncclCommInitAll(nullptr, 2, nullptr), trncclInvalidArgument);

@@ -16,8 +16,8 @@
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/ring_steps.h"
 #include "api/handle.h"
-#include "plan/topology_view.h"
 #include "plan/planner.h"
+#include "plan/topology_view.h"
 #include "support/collective_cases.h"
 #include "support/ranks.h"
 #include "topology/layout.h"
@@ -102,9 +102,12 @@ schedule::Schedule build(Collective coll, int nranks, int r, size_t count, int c
   a.send = send.data();
   a.recv = recv.data();
   switch (coll) {
-    case Collective::kAllGather: return algorithms::allgather::ring(a);
-    case Collective::kReduceScatter: return algorithms::reducescatter::ring(a);
-    default: return algorithms::allreduce::ring(a);
+    case Collective::kAllGather:
+      return algorithms::allgather::ring(a);
+    case Collective::kReduceScatter:
+      return algorithms::reducescatter::ring(a);
+    default:
+      return algorithms::allreduce::ring(a);
   }
 }
 
@@ -113,8 +116,8 @@ schedule::Schedule build(Collective coll, int nranks, int r, size_t count, int c
 TEST(ChannelSchedules, TwoChannelsUseBothRingsAndNeverShareAConnectionDirection) {
   auto rings = algorithms::channelRings(shapeOf(32).get(), 32);
   ASSERT_EQ(rings.size(), 2u);
-  for (Collective coll : {Collective::kAllReduce, Collective::kAllGather,
-                          Collective::kReduceScatter}) {
+  for (Collective coll :
+       {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter}) {
     for (size_t count : {size_t{1}, size_t{33}, size_t{64 * 1024 + 5}}) {
       for (int r : {0, 7, 31}) {
         std::vector<std::byte> send, recv;
@@ -191,8 +194,8 @@ int ringChannels(const plan::TopologyView& view, Collective coll, int nranks, si
 TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
   auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk());
-  for (Collective coll : {Collective::kAllReduce, Collective::kAllGather,
-                          Collective::kReduceScatter}) {
+  for (Collective coll :
+       {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter}) {
     EXPECT_EQ(ringChannels(*view, coll, 32, 1024), 1) << algorithms::collectiveName(coll);
     EXPECT_EQ(ringChannels(*view, coll, 32, 64 << 20), 2) << algorithms::collectiveName(coll);
   }

@@ -21,14 +21,21 @@ TEST(Group, RingExchangeCompletesForOneToEightRanks) {
       int next = (r + 1) % n, prev = (r + n - 1) % n;
       ASSERT_EQ(trncclGroupStart(), trncclSuccess);
       if (r % 2 == 0) {
-        ASSERT_EQ(trncclSend(send.data(), count, trncclInt32, next, ranks.comm(r), ranks.stream(r)), trncclSuccess);
-        ASSERT_EQ(trncclRecv(recv.data(), recv.size(), trncclInt32, prev, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+        ASSERT_EQ(trncclSend(send.data(), count, trncclInt32, next, ranks.comm(r), ranks.stream(r)),
+                  trncclSuccess);
+        ASSERT_EQ(
+            trncclRecv(recv.data(), recv.size(), trncclInt32, prev, ranks.comm(r), ranks.stream(r)),
+            trncclSuccess);
       } else {
-        ASSERT_EQ(trncclRecv(recv.data(), recv.size(), trncclInt32, prev, ranks.comm(r), ranks.stream(r)), trncclSuccess);
-        ASSERT_EQ(trncclSend(send.data(), count, trncclInt32, next, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+        ASSERT_EQ(
+            trncclRecv(recv.data(), recv.size(), trncclInt32, prev, ranks.comm(r), ranks.stream(r)),
+            trncclSuccess);
+        ASSERT_EQ(trncclSend(send.data(), count, trncclInt32, next, ranks.comm(r), ranks.stream(r)),
+                  trncclSuccess);
       }
       ASSERT_EQ(trncclGroupEnd(), trncclSuccess) << trncclGetLastError(nullptr);
-      ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
+      ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess)
+          << trnrtGetLastErrorMessage();
       EXPECT_EQ(recv.front(), 100 + prev) << "n " << n << " rank " << r;
       EXPECT_EQ(recv.back(), 100 + prev) << "n " << n << " rank " << r;
     });
@@ -49,11 +56,15 @@ TEST(Group, SendsBeforeRecvsAndOrderPerPeer) {
     ASSERT_EQ(trncclGroupStart(), trncclSuccess);
     ASSERT_EQ(trncclGroupStart(), trncclSuccess);  // nested
     for (int m = 0; m < 3; ++m) {
-      ASSERT_EQ(trncclSend(send[m].data(), send[m].size(), trncclFloat, peer, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+      ASSERT_EQ(trncclSend(send[m].data(), send[m].size(), trncclFloat, peer, ranks.comm(r),
+                           ranks.stream(r)),
+                trncclSuccess);
     }
     ASSERT_EQ(trncclGroupEnd(), trncclSuccess);
     for (int m = 0; m < 3; ++m) {
-      ASSERT_EQ(trncclRecv(recv[m].data(), recv[m].size(), trncclFloat, peer, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+      ASSERT_EQ(trncclRecv(recv[m].data(), recv[m].size(), trncclFloat, peer, ranks.comm(r),
+                           ranks.stream(r)),
+                trncclSuccess);
     }
     ASSERT_EQ(trncclGroupEnd(), trncclSuccess);
     ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
@@ -75,10 +86,15 @@ TEST(Group, SendToSelfAndLoneSendRecv) {
     // Outside a group: rank 0 sends to 2, rank 2 receives from 0; rank 1 does nothing, then
     // every rank joins an all-reduce, which must not be confused by the point-to-point traffic.
     int64_t v = 0;
-    if (r == 0) ASSERT_EQ(trncclSend(&mine, 1, trncclInt64, 2, ranks.comm(r), ranks.stream(r)), trncclSuccess);
-    if (r == 2) ASSERT_EQ(trncclRecv(&v, 1, trncclInt64, 0, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+    if (r == 0)
+      ASSERT_EQ(trncclSend(&mine, 1, trncclInt64, 2, ranks.comm(r), ranks.stream(r)),
+                trncclSuccess);
+    if (r == 2)
+      ASSERT_EQ(trncclRecv(&v, 1, trncclInt64, 0, ranks.comm(r), ranks.stream(r)), trncclSuccess);
     int64_t sum = 1;
-    ASSERT_EQ(trncclAllReduce(&sum, &sum, 1, trncclInt64, trncclSum, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+    ASSERT_EQ(
+        trncclAllReduce(&sum, &sum, 1, trncclInt64, trncclSum, ranks.comm(r), ranks.stream(r)),
+        trncclSuccess);
     ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
     EXPECT_EQ(self, 7 + r);
     if (r == 2) EXPECT_EQ(v, 7);
@@ -90,7 +106,8 @@ TEST(Group, ErrorInsideGroupIsReportedByGroupEnd) {
   Ranks& ranks = Ranks::get(2);
   float x = 0;
   ASSERT_EQ(trncclGroupStart(), trncclSuccess);
-  EXPECT_EQ(trncclSend(&x, 1, trncclFloat, 5, ranks.comm(0), ranks.stream(0)), trncclInvalidArgument);
+  EXPECT_EQ(trncclSend(&x, 1, trncclFloat, 5, ranks.comm(0), ranks.stream(0)),
+            trncclInvalidArgument);
   EXPECT_EQ(trncclGroupEnd(), trncclInvalidArgument);
   EXPECT_NE(std::string(trncclGetLastError(nullptr)).find("peer 5"), std::string::npos);
   EXPECT_EQ(trncclGroupEnd(), trncclInvalidUsage);  // unmatched
@@ -118,7 +135,9 @@ TEST(Group, InitSeveralCommunicatorsFromOneThread) {
     data[r].assign(1000, r);
     // NULL stream: each communicator's own device's default stream, so one thread can issue
     // all four without a group.
-    ASSERT_EQ(trncclAllReduce(data[r].data(), data[r].data(), 1000, trncclInt32, trncclSum, comms[r], nullptr), trncclSuccess);
+    ASSERT_EQ(trncclAllReduce(data[r].data(), data[r].data(), 1000, trncclInt32, trncclSum,
+                              comms[r], nullptr),
+              trncclSuccess);
   }
   for (int r = 0; r < n; ++r) {
     trnrtSetDevice(r);
@@ -153,8 +172,11 @@ TEST(Split, ColorsKeysNoColorAndConcurrentUse) {
     std::vector<int64_t> v(50000, r);
     for (int iter = 0; iter < 3; ++iter) {
       std::fill(v.begin(), v.end(), r);
-      ASSERT_EQ(trncclAllReduce(v.data(), v.data(), v.size(), trncclInt64, trncclSum, sub[r], ranks.stream(r)), trncclSuccess);
-      ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
+      ASSERT_EQ(trncclAllReduce(v.data(), v.data(), v.size(), trncclInt64, trncclSum, sub[r],
+                                ranks.stream(r)),
+                trncclSuccess);
+      ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess)
+          << trnrtGetLastErrorMessage();
       EXPECT_EQ(v.back(), r % 2 == 0 ? 0 + 2 + 4 + 6 : 1 + 3 + 5);
     }
   });

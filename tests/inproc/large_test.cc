@@ -18,9 +18,9 @@ TEST(Large, AllReduceOfMoreThanTwoGiB) {
     ASSERT_EQ(trnrtMalloc(&buf, count), trnrtSuccess) << trnrtGetLastErrorMessage();
     auto* p = static_cast<int8_t*>(buf);
     for (size_t i = 0; i < count; ++i) p[i] = static_cast<int8_t>(i % 7 + r);
-    ASSERT_EQ(trncclAllReduce(buf, buf, count, trncclInt8, trncclSum, ranks.comm(r),
-                              ranks.stream(r)),
-              trncclSuccess);
+    ASSERT_EQ(
+        trncclAllReduce(buf, buf, count, trncclInt8, trncclSum, ranks.comm(r), ranks.stream(r)),
+        trncclSuccess);
     ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
     for (size_t i = 0; i < count; ++i) wrong[r] += p[i] != static_cast<int8_t>(2 * (i % 7) + 1);
     trnrtFree(buf);

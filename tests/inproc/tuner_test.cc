@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "plan/topology_view.h"
 #include "plan/planner.h"
+#include "plan/topology_view.h"
 
 namespace trnccl::testing {
 namespace {

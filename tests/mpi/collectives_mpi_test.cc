@@ -40,8 +40,8 @@ std::vector<Case> cases() {
       if (n > 1) add(Coll::kBroadcast, type, trncclSum, c, n - 1);
     }
   }
-  for (Coll coll : {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
-                    Coll::kAlltoAll}) {
+  for (Coll coll :
+       {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce, Coll::kAlltoAll}) {
     add(coll, trncclFloat32, trncclSum, (1u << 20) + 3, n - 1);
   }
   if (std::getenv("TRNCCL_TEST_LONG") != nullptr) {  // the long sweep: 1M+3 for every case
@@ -94,8 +94,10 @@ TEST(MpiCollectives, GroupedRingExchange) {
   const int next = (worldRank + 1) % worldSize, prev = (worldRank + worldSize - 1) % worldSize;
   std::vector<int32_t> send(500000 + 3, worldRank), recv(500000 + 3, -1);
   ASSERT_EQ(trncclGroupStart(), trncclSuccess);
-  ASSERT_EQ(trncclRecv(recv.data(), recv.size(), trncclInt32, prev, worldComm, worldStream), trncclSuccess);
-  ASSERT_EQ(trncclSend(send.data(), send.size(), trncclInt32, next, worldComm, worldStream), trncclSuccess);
+  ASSERT_EQ(trncclRecv(recv.data(), recv.size(), trncclInt32, prev, worldComm, worldStream),
+            trncclSuccess);
+  ASSERT_EQ(trncclSend(send.data(), send.size(), trncclInt32, next, worldComm, worldStream),
+            trncclSuccess);
   ASSERT_EQ(trncclGroupEnd(), trncclSuccess);
   ASSERT_EQ(trnrtStreamSynchronize(worldStream), trnrtSuccess) << trnrtGetLastErrorMessage();
   EXPECT_EQ(recv.front(), prev);

@@ -17,8 +17,8 @@ namespace trnccl::testing {
 
 enum class Coll { kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll, kAllReduce };
 inline const char* collName(Coll c) {
-  static const char* k[] = {"allgather", "reducescatter", "broadcast", "reduce", "alltoall",
-                            "allreduce"};
+  static const char* k[] = {"allgather", "reducescatter", "broadcast",
+                            "reduce",    "alltoall",      "allreduce"};
   return k[static_cast<int>(c)];
 }
 
@@ -40,7 +40,8 @@ inline std::string caseName(const ::testing::TestParamInfo<Case>& info) {
 
 // Element counts of the send and receive buffers on one rank.
 inline size_t sendElems(const Case& c) {
-  return (c.coll == Coll::kReduceScatter || c.coll == Coll::kAlltoAll) ? c.count * c.nranks : c.count;
+  return (c.coll == Coll::kReduceScatter || c.coll == Coll::kAlltoAll) ? c.count * c.nranks
+                                                                       : c.count;
 }
 inline size_t recvElems(const Case& c) {
   return (c.coll == Coll::kAllGather || c.coll == Coll::kAlltoAll) ? c.count * c.nranks : c.count;
@@ -82,25 +83,44 @@ inline size_t countWrong(const Case& c, int r, const std::vector<unsigned char>&
   };
   for (size_t i = 0; i < recvElems(c); ++i) {
     switch (c.coll) {
-      case Coll::kAllGather: check(i, static_cast<int>(i / c.count), i % c.count, false); break;
-      case Coll::kReduceScatter: check(i, 0, r * c.count + i, true); break;
-      case Coll::kBroadcast: check(i, c.root, i, false); break;
-      case Coll::kReduce: if (r == c.root) check(i, 0, i, true); break;
-      case Coll::kAlltoAll: check(i, static_cast<int>(i / c.count), r * c.count + i % c.count, false); break;
-      case Coll::kAllReduce: check(i, 0, i, true); break;
+      case Coll::kAllGather:
+        check(i, static_cast<int>(i / c.count), i % c.count, false);
+        break;
+      case Coll::kReduceScatter:
+        check(i, 0, r * c.count + i, true);
+        break;
+      case Coll::kBroadcast:
+        check(i, c.root, i, false);
+        break;
+      case Coll::kReduce:
+        if (r == c.root) check(i, 0, i, true);
+        break;
+      case Coll::kAlltoAll:
+        check(i, static_cast<int>(i / c.count), r * c.count + i % c.count, false);
+        break;
+      case Coll::kAllReduce:
+        check(i, 0, i, true);
+        break;
     }
   }
   return wrong;
 }
 
-inline trncclResult_t call(const Case& c, const void* send, void* recv, trncclComm_t comm, trnrtStream_t s) {
+inline trncclResult_t call(const Case& c, const void* send, void* recv, trncclComm_t comm,
+                           trnrtStream_t s) {
   switch (c.coll) {
-    case Coll::kAllGather: return trncclAllGather(send, recv, c.count, c.type, comm, s);
-    case Coll::kReduceScatter: return trncclReduceScatter(send, recv, c.count, c.type, c.op, comm, s);
-    case Coll::kBroadcast: return trncclBroadcast(send, recv, c.count, c.type, c.root, comm, s);
-    case Coll::kReduce: return trncclReduce(send, recv, c.count, c.type, c.op, c.root, comm, s);
-    case Coll::kAlltoAll: return trncclAlltoAll(send, recv, c.count, c.type, comm, s);
-    case Coll::kAllReduce: return trncclAllReduce(send, recv, c.count, c.type, c.op, comm, s);
+    case Coll::kAllGather:
+      return trncclAllGather(send, recv, c.count, c.type, comm, s);
+    case Coll::kReduceScatter:
+      return trncclReduceScatter(send, recv, c.count, c.type, c.op, comm, s);
+    case Coll::kBroadcast:
+      return trncclBroadcast(send, recv, c.count, c.type, c.root, comm, s);
+    case Coll::kReduce:
+      return trncclReduce(send, recv, c.count, c.type, c.op, c.root, comm, s);
+    case Coll::kAlltoAll:
+      return trncclAlltoAll(send, recv, c.count, c.type, comm, s);
+    case Coll::kAllReduce:
+      return trncclAllReduce(send, recv, c.count, c.type, c.op, comm, s);
   }
   return trncclInternalError;
 }
@@ -114,7 +134,8 @@ inline std::vector<unsigned char> runOnRank(const Case& c, int r, trncclComm_t c
   std::vector<unsigned char> in(sendBytes), out(recvBytes);
   encodeInput(c, r, in);
   void* base = nullptr;
-  EXPECT_EQ(trnrtMalloc(&base, std::max(sendBytes, recvBytes) + sendBytes + recvBytes), trnrtSuccess);
+  EXPECT_EQ(trnrtMalloc(&base, std::max(sendBytes, recvBytes) + sendBytes + recvBytes),
+            trnrtSuccess);
   auto* mem = static_cast<unsigned char*>(base);
   unsigned char *send = mem, *recv = mem + sendBytes;
   if (c.inPlace) {

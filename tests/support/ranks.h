@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <cstdlib>
-#include <string>
+#include <functional>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 

@@ -19,10 +19,12 @@ inline size_t typeSize(trncclDataType_t t) {
   static const size_t k[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
   return k[t];
 }
-inline bool isFloat(trncclDataType_t t) { return t >= trncclFloat16 && t != trncclInt64 && t != trncclUint64; }
+inline bool isFloat(trncclDataType_t t) {
+  return t >= trncclFloat16 && t != trncclInt64 && t != trncclUint64;
+}
 inline const char* typeName(trncclDataType_t t) {
-  static const char* k[] = {"int8",  "uint8",  "int32", "uint32",   "int64",  "uint64",
-                            "half",  "float",  "double", "bfloat16", "f8e4m3", "f8e5m2"};
+  static const char* k[] = {"int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
+                            "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
   return k[t];
 }
 inline const char* opName(trncclRedOp_t o) {
@@ -56,19 +58,66 @@ inline void encode(trncclDataType_t t, double v, void* out) {
     return (sign << (spec.expBits + spec.mantBits)) | (exp << spec.mantBits) | mant;
   };
   switch (t) {
-    case trncclInt8: { int8_t x = static_cast<int8_t>(v); std::memcpy(out, &x, 1); break; }
-    case trncclUint8: { uint8_t x = static_cast<uint8_t>(static_cast<int>(v)); std::memcpy(out, &x, 1); break; }
-    case trncclInt32: { int32_t x = static_cast<int32_t>(v); std::memcpy(out, &x, 4); break; }
-    case trncclUint32: { uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(v)); std::memcpy(out, &x, 4); break; }
-    case trncclInt64: { int64_t x = static_cast<int64_t>(v); std::memcpy(out, &x, 8); break; }
-    case trncclUint64: { uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(v)); std::memcpy(out, &x, 8); break; }
-    case trncclFloat32: { float x = static_cast<float>(v); std::memcpy(out, &x, 4); break; }
-    case trncclFloat64: std::memcpy(out, &v, 8); break;
-    case trncclFloat16: { uint16_t x = static_cast<uint16_t>(narrow(device::testing::kHalfSpec)); std::memcpy(out, &x, 2); break; }
-    case trncclBfloat16: { uint16_t x = static_cast<uint16_t>(narrow(device::testing::kBf16Spec)); std::memcpy(out, &x, 2); break; }
-    case trncclFloat8e4m3: { uint8_t x = static_cast<uint8_t>(narrow(device::testing::kE4m3Spec)); std::memcpy(out, &x, 1); break; }
-    case trncclFloat8e5m2: { uint8_t x = static_cast<uint8_t>(narrow(device::testing::kE5m2Spec)); std::memcpy(out, &x, 1); break; }
-    default: break;
+    case trncclInt8: {
+      int8_t x = static_cast<int8_t>(v);
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    case trncclUint8: {
+      uint8_t x = static_cast<uint8_t>(static_cast<int>(v));
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    case trncclInt32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case trncclUint32: {
+      uint32_t x = static_cast<uint32_t>(static_cast<int64_t>(v));
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case trncclInt64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case trncclUint64: {
+      uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(v));
+      std::memcpy(out, &x, 8);
+      break;
+    }
+    case trncclFloat32: {
+      float x = static_cast<float>(v);
+      std::memcpy(out, &x, 4);
+      break;
+    }
+    case trncclFloat64:
+      std::memcpy(out, &v, 8);
+      break;
+    case trncclFloat16: {
+      uint16_t x = static_cast<uint16_t>(narrow(device::testing::kHalfSpec));
+      std::memcpy(out, &x, 2);
+      break;
+    }
+    case trncclBfloat16: {
+      uint16_t x = static_cast<uint16_t>(narrow(device::testing::kBf16Spec));
+      std::memcpy(out, &x, 2);
+      break;
+    }
+    case trncclFloat8e4m3: {
+      uint8_t x = static_cast<uint8_t>(narrow(device::testing::kE4m3Spec));
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    case trncclFloat8e5m2: {
+      uint8_t x = static_cast<uint8_t>(narrow(device::testing::kE5m2Spec));
+      std::memcpy(out, &x, 1);
+      break;
+    }
+    default:
+      break;
   }
 }
 
@@ -76,25 +125,50 @@ inline void encode(trncclDataType_t t, double v, void* out) {
 inline double decodeFloat(trncclDataType_t t, const void* buf, size_t i) {
   const auto* p = static_cast<const unsigned char*>(buf);
   switch (t) {
-    case trncclFloat32: { float x; std::memcpy(&x, p + 4 * i, 4); return x; }
-    case trncclFloat64: { double x; std::memcpy(&x, p + 8 * i, 8); return x; }
-    case trncclFloat16: { uint16_t x; std::memcpy(&x, p + 2 * i, 2); return device::testing::refDecode(device::testing::kHalfSpec, x); }
-    case trncclBfloat16: { uint16_t x; std::memcpy(&x, p + 2 * i, 2); return device::testing::refDecode(device::testing::kBf16Spec, x); }
-    case trncclFloat8e4m3: return device::testing::refDecode(device::testing::kE4m3Spec, p[i]);
-    case trncclFloat8e5m2: return device::testing::refDecode(device::testing::kE5m2Spec, p[i]);
-    default: return 0;
+    case trncclFloat32: {
+      float x;
+      std::memcpy(&x, p + 4 * i, 4);
+      return x;
+    }
+    case trncclFloat64: {
+      double x;
+      std::memcpy(&x, p + 8 * i, 8);
+      return x;
+    }
+    case trncclFloat16: {
+      uint16_t x;
+      std::memcpy(&x, p + 2 * i, 2);
+      return device::testing::refDecode(device::testing::kHalfSpec, x);
+    }
+    case trncclBfloat16: {
+      uint16_t x;
+      std::memcpy(&x, p + 2 * i, 2);
+      return device::testing::refDecode(device::testing::kBf16Spec, x);
+    }
+    case trncclFloat8e4m3:
+      return device::testing::refDecode(device::testing::kE4m3Spec, p[i]);
+    case trncclFloat8e5m2:
+      return device::testing::refDecode(device::testing::kE5m2Spec, p[i]);
+    default:
+      return 0;
   }
 }
 
 // Relative precision of a float type (unit roundoff).
 inline double unitRoundoff(trncclDataType_t t) {
   switch (t) {
-    case trncclFloat16: return std::ldexp(1.0, -11);
-    case trncclBfloat16: return std::ldexp(1.0, -8);
-    case trncclFloat8e4m3: return std::ldexp(1.0, -4);
-    case trncclFloat8e5m2: return std::ldexp(1.0, -3);
-    case trncclFloat32: return std::ldexp(1.0, -24);
-    default: return std::ldexp(1.0, -53);
+    case trncclFloat16:
+      return std::ldexp(1.0, -11);
+    case trncclBfloat16:
+      return std::ldexp(1.0, -8);
+    case trncclFloat8e4m3:
+      return std::ldexp(1.0, -4);
+    case trncclFloat8e5m2:
+      return std::ldexp(1.0, -3);
+    case trncclFloat32:
+      return std::ldexp(1.0, -24);
+    default:
+      return std::ldexp(1.0, -53);
   }
 }
 
@@ -110,26 +184,52 @@ inline void expectedInteger(trncclDataType_t t, trncclRedOp_t op, int nranks, si
       encode(t, inputValue(op, r, i), bytes);
       T x{};
       std::memcpy(&x, bytes, sizeof(T));
-      if (r == 0) { acc = x; continue; }
+      if (r == 0) {
+        acc = x;
+        continue;
+      }
       switch (op) {
-        case trncclSum: case trncclAvg: acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(x)); break;
-        case trncclProd: acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(x)); break;
-        case trncclMax: acc = acc > x ? acc : x; break;
-        case trncclMin: acc = acc < x ? acc : x; break;
-        default: break;
+        case trncclSum:
+        case trncclAvg:
+          acc = static_cast<T>(static_cast<U>(acc) + static_cast<U>(x));
+          break;
+        case trncclProd:
+          acc = static_cast<T>(static_cast<U>(acc) * static_cast<U>(x));
+          break;
+        case trncclMax:
+          acc = acc > x ? acc : x;
+          break;
+        case trncclMin:
+          acc = acc < x ? acc : x;
+          break;
+        default:
+          break;
       }
     }
     if (op == trncclAvg) acc = static_cast<T>(acc / static_cast<T>(nranks));
     std::memcpy(out, &acc, sizeof(T));
   };
   switch (t) {
-    case trncclInt8: fold(int8_t{}); break;
-    case trncclUint8: fold(uint8_t{}); break;
-    case trncclInt32: fold(int32_t{}); break;
-    case trncclUint32: fold(uint32_t{}); break;
-    case trncclInt64: fold(int64_t{}); break;
-    case trncclUint64: fold(uint64_t{}); break;
-    default: break;
+    case trncclInt8:
+      fold(int8_t{});
+      break;
+    case trncclUint8:
+      fold(uint8_t{});
+      break;
+    case trncclInt32:
+      fold(int32_t{});
+      break;
+    case trncclUint32:
+      fold(uint32_t{});
+      break;
+    case trncclInt64:
+      fold(int64_t{});
+      break;
+    case trncclUint64:
+      fold(uint64_t{});
+      break;
+    default:
+      break;
   }
 }
 
@@ -144,15 +244,28 @@ inline FloatExpectation expectedFloat(trncclDataType_t t, trncclRedOp_t op, int 
   for (int r = 1; r < nranks; ++r) {
     double x = inputValue(op, r, i);
     switch (op) {
-      case trncclSum: case trncclAvg: acc += x; break;
-      case trncclProd: acc *= x; break;
-      case trncclMax: acc = std::max(acc, x); break;
-      case trncclMin: acc = std::min(acc, x); break;
-      default: break;
+      case trncclSum:
+      case trncclAvg:
+        acc += x;
+        break;
+      case trncclProd:
+        acc *= x;
+        break;
+      case trncclMax:
+        acc = std::max(acc, x);
+        break;
+      case trncclMin:
+        acc = std::min(acc, x);
+        break;
+      default:
+        break;
     }
     mag += std::fabs(x);
   }
-  if (op == trncclAvg) { acc /= nranks; mag /= nranks; }
+  if (op == trncclAvg) {
+    acc /= nranks;
+    mag /= nranks;
+  }
   double tol = (op == trncclSum || op == trncclAvg) ? 2.0 * nranks * unitRoundoff(t) * mag : 0.0;
   return {acc, tol};
 }

@@ -28,8 +28,8 @@ constexpr const char* kRingColors[] = {"red", "blue"};
 
 // A chip's pinned position in inches: its torus cell, or a square grid when there is none.
 std::pair<double, double> position(const Topology& t, const Chip& chip) {
-  int cols = t.isTorus() ? t.fabric.cols
-                         : static_cast<int>(std::ceil(std::sqrt(t.chipsPerInstance)));
+  int cols =
+      t.isTorus() ? t.fabric.cols : static_cast<int>(std::ceil(std::sqrt(t.chipsPerInstance)));
   int row = chip.local / cols, col = chip.local % cols;
   double instanceWidth = 1.5 * cols + 1.0;
   return {chip.instance * instanceWidth + 1.5 * col, -1.5 * row};
@@ -48,10 +48,12 @@ void writeChips(std::ostream& out, const Topology& t) {
   if (t.fabric.kind == FabricKind::kSwitch) {
     double width = t.instances * (1.5 * std::ceil(std::sqrt(t.chipsPerInstance)) + 1.0);
     // fixedsize=false: the chips' fixed circle size is too small for this label.
-    out << fmt::format("  switch [shape=box, fixedsize=false, label=\"NeuronSwitch\", "
-                       "pos=\"{},{}!\"];\n",
-                       width / 2 * kPointsPerInch, 1.5 * kPointsPerInch);
-    for (const Chip& chip : t.chips) out << fmt::format("  switch -- c{} [color=gray70];\n", chip.id);
+    out << fmt::format(
+        "  switch [shape=box, fixedsize=false, label=\"NeuronSwitch\", "
+        "pos=\"{},{}!\"];\n",
+        width / 2 * kPointsPerInch, 1.5 * kPointsPerInch);
+    for (const Chip& chip : t.chips)
+      out << fmt::format("  switch -- c{} [color=gray70];\n", chip.id);
   }
 }
 
@@ -126,7 +128,8 @@ Status drawTopology(const Topology& t, const std::string& outArg) {
   out.close();
   fmt::print("wrote {}\n", dotFile);
   if (!onPath("dot")) {
-    fmt::print("Graphviz dot not found: install graphviz to render {}.png and {}.svg\n", base, base);
+    fmt::print("Graphviz dot not found: install graphviz to render {}.png and {}.svg\n", base,
+               base);
     return Status::ok();
   }
   for (const char* format : {"png", "svg"}) {

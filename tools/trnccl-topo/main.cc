@@ -23,7 +23,7 @@ namespace {
 using namespace trnccl;
 
 struct Options {
-  std::string topology;  // a name or a path
+  std::string topology;   // a name or a path
   bool fromFile = false;  // --file: a path even without '/' or .yaml
   bool neighbors = false;
   std::optional<int> rings;
@@ -36,14 +36,15 @@ struct Options {
 };
 
 void usage(FILE* out) {
-  fmt::print(out,
-             "usage: trnccl-topo [NAME | --file PATH] [--neighbors] [--rings N] [--tune N] [--draw OUT] "
-             "[--dump]\n"
-             "       trnccl-topo --check FILE\n"
-             "       trnccl-topo --list\n"
-             "NAME is a built-in (trnccl-topo --list) or a file; default $TRNCCL_TOPOLOGY or "
-             "trn1.32xlarge.\nTRNCCL_TOPOLOGY_PATH adds directories of descriptions; "
-             "TRNCCL_EMU_RANKS_PER_NODE sets ranks per instance for --rings.\n");
+  fmt::print(
+      out,
+      "usage: trnccl-topo [NAME | --file PATH] [--neighbors] [--rings N] [--tune N] [--draw OUT] "
+      "[--dump]\n"
+      "       trnccl-topo --check FILE\n"
+      "       trnccl-topo --list\n"
+      "NAME is a built-in (trnccl-topo --list) or a file; default $TRNCCL_TOPOLOGY or "
+      "trn1.32xlarge.\nTRNCCL_TOPOLOGY_PATH adds directories of descriptions; "
+      "TRNCCL_EMU_RANKS_PER_NODE sets ranks per instance for --rings.\n");
 }
 
 std::optional<Options> parse(int argc, char** argv) {
@@ -52,19 +53,24 @@ std::optional<Options> parse(int argc, char** argv) {
       {"rings", required_argument, nullptr, 'r'}, {"check", required_argument, nullptr, 'c'},
       {"draw", required_argument, nullptr, 'd'},  {"dump", no_argument, nullptr, 'y'},
       {"list", no_argument, nullptr, 'l'},        {"help", no_argument, nullptr, 'h'},
-      {"tune", required_argument, nullptr, 't'},
-      {nullptr, 0, nullptr, 0}};
+      {"tune", required_argument, nullptr, 't'},  {nullptr, 0, nullptr, 0}};
   Options o;
   o.topology = env::getString("TRNCCL_TOPOLOGY", "trn1.32xlarge");
   for (int c; (c = getopt_long(argc, argv, "f:nr:c:d:ylht:", kLong, nullptr)) != -1;) {
     switch (c) {
-      case 'f': o.topology = optarg; o.fromFile = true; break;
-      case 'n': o.neighbors = true; break;
+      case 'f':
+        o.topology = optarg;
+        o.fromFile = true;
+        break;
+      case 'n':
+        o.neighbors = true;
+        break;
       case 'r': {
         char* end = nullptr;
         long n = std::strtol(optarg, &end, 10);
         if (*end != '\0' || n < 1) {
-          fmt::print(stderr, "trnccl-topo: --rings needs a positive rank count, not '{}'\n", optarg);
+          fmt::print(stderr, "trnccl-topo: --rings needs a positive rank count, not '{}'\n",
+                     optarg);
           return std::nullopt;
         }
         o.rings = static_cast<int>(n);
@@ -79,12 +85,24 @@ std::optional<Options> parse(int argc, char** argv) {
         o.tune = static_cast<int>(n);
         break;
       }
-      case 'c': o.check = optarg; break;
-      case 'd': o.draw = optarg; break;
-      case 'y': o.dump = true; break;
-      case 'l': o.list = true; break;
-      case 'h': usage(stdout); std::exit(0);
-      default: usage(stderr); return std::nullopt;
+      case 'c':
+        o.check = optarg;
+        break;
+      case 'd':
+        o.draw = optarg;
+        break;
+      case 'y':
+        o.dump = true;
+        break;
+      case 'l':
+        o.list = true;
+        break;
+      case 'h':
+        usage(stdout);
+        std::exit(0);
+      default:
+        usage(stderr);
+        return std::nullopt;
     }
   }
   if (optind + 1 < argc) {

@@ -5,8 +5,8 @@
 #include <map>
 #include <tuple>
 
-#include "sections.h"
 #include "plan/topology_view.h"
+#include "sections.h"
 #include "topology/rings.h"
 #include "topology/subgroups.h"
 
@@ -32,9 +32,11 @@ void printSummary(const Topology& t) {
   fmt::print("{}: {}\n", t.name, t.description);
   fmt::print("  instances  {} x {} chips = {} chips\n", t.instances, t.chipsPerInstance,
              t.totalChips());
-  fmt::print("  device     {}, {} cores per chip, LNC={} -> {} ranks per chip, {} per instance, "
-             "{} in all\n", t.device.name, t.device.coresPerChip, t.lnc, t.ranksPerChip(),
-             t.ranksPerInstance(), t.totalRanks());
+  fmt::print(
+      "  device     {}, {} cores per chip, LNC={} -> {} ranks per chip, {} per instance, "
+      "{} in all\n",
+      t.device.name, t.device.coresPerChip, t.lnc, t.ranksPerChip(), t.ranksPerInstance(),
+      t.totalRanks());
   fmt::print("  HBM        {} GiB per chip ({} GiB per rank), {} GB/s\n", t.device.hbmGibPerChip,
              t.hbmGibPerRank(), t.device.hbmBandwidthGbps);
   fmt::print("  fabric     {}", fabricKindName(t.fabric.kind));
@@ -49,8 +51,8 @@ void printSummary(const Topology& t) {
   }
   for (const auto& [key, count] : kinds) {
     auto [z, cls, bw, lat] = key;
-    fmt::print("  links      {} x {}{}\n", count,
-               linkText({static_cast<LinkClass>(cls), bw, lat}), z ? " (Z, across instances)" : "");
+    fmt::print("  links      {} x {}{}\n", count, linkText({static_cast<LinkClass>(cls), bw, lat}),
+               z ? " (Z, across instances)" : "");
   }
   if (t.network) {
     const LinkSpec& n = t.network->link;
@@ -63,15 +65,14 @@ void printSummary(const Topology& t) {
 
 void printNeighbors(const Topology& t) {
   if (t.fabric.kind == FabricKind::kSwitch) {
-    fmt::print("# {}: all {} chips reach each other through the switch\n", t.name,
-               t.totalChips());
+    fmt::print("# {}: all {} chips reach each other through the switch\n", t.name, t.totalChips());
   } else if (t.isTorus()) {
     fmt::print("# {}: neighbours up, left, down, right{}\n", t.name,
                t.fabric.kind == FabricKind::kTorus3d ? ", then Z (previous, next instance)" : "");
   }
   for (const Chip& chip : t.chips) {
-    std::vector<int> n = t.fabric.kind == FabricKind::kSwitch ? std::vector<int>{}
-                                                              : chipNeighbors(t, chip.id);
+    std::vector<int> n =
+        t.fabric.kind == FabricKind::kSwitch ? std::vector<int>{} : chipNeighbors(t, chip.id);
     fmt::print("device {}: {}\n", chip.id, fmt::join(n, " "));
   }
 }
@@ -80,8 +81,8 @@ Status printRings(const Topology& t, int nranks) {
   auto made = plan::layoutFromEnv(t, nranks);
   TRN_TRY(made.status());
   const Layout& l = *made;
-  fmt::print("{} ranks on {}: {} instance(s), up to {} ranks per instance, {} per chip\n",
-             nranks, t.name, l.instances, l.ranksPerInstance, l.ranksPerChip);
+  fmt::print("{} ranks on {}: {} instance(s), up to {} ranks per instance, {} per chip\n", nranks,
+             t.name, l.instances, l.ranksPerInstance, l.ranksPerChip);
   auto rings = rankRings(t, l);
   for (size_t i = 0; i < rings.size(); ++i) {
     fmt::print("  ring {} ({}): {}\n", i,

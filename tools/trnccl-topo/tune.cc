@@ -2,8 +2,8 @@
 // with the cost model's estimate (the same planner the communicator uses, src/plan/).
 #include <fmt/format.h>
 
-#include "plan/topology_view.h"
 #include "plan/planner.h"
+#include "plan/topology_view.h"
 #include "sections.h"
 
 namespace trnccl::tools {
@@ -11,9 +11,10 @@ namespace trnccl::tools {
 Status printTuning(const std::string& nameOrPath, int nranks) {
   auto view = plan::describeTopology(nameOrPath, nranks);
   if (!view) return view.status();
-  fmt::print("# tuner choices for {} (float32; estimates on the modelled hardware; xN: N "
-             "channels)\n",
-             view->summary);
+  fmt::print(
+      "# tuner choices for {} (float32; estimates on the modelled hardware; xN: N "
+      "channels)\n",
+      view->summary);
   fmt::print("# {:>12}  {:<26}  {:<26}  {:<26}\n", "bytes", "allreduce", "allgather",
              "reducescatter");
   for (size_t bytes = 8; bytes <= (size_t{1} << 30); bytes *= 8) {

@@ -51,7 +51,7 @@ class OobChannel {
 struct SetupContext {
   int rank = 0;
   int nranks = 0;
-  uint64_t commHash = 0;  // unique per communicator within the job; names segments
+  uint64_t commHash = 0;        // unique per communicator within the job; names segments
   std::vector<PeerInfo> peers;  // indexed by rank
   OobChannel* oob = nullptr;
   Doorbell* bell = nullptr;  // this rank's doorbell: ring it when a connection has news

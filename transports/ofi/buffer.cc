@@ -23,8 +23,7 @@ Result<RegisteredBuffer> RegisteredBuffer::allocate(fid_domain* domain, size_t b
   buffer.bytes_ = bytes;
   if (domain == nullptr) return buffer;
   fid_mr* mr = nullptr;
-  int rc = fi_mr_reg(domain, memory, rounded, FI_SEND | FI_RECV, 0, nextMrKey(), 0, &mr,
-                     nullptr);
+  int rc = fi_mr_reg(domain, memory, rounded, FI_SEND | FI_RECV, 0, nextMrKey(), 0, &mr, nullptr);
   if (rc != 0) {
     return Status(Code::kSystemError,
                   fmt::format("ofi: registering {} bytes: {}", rounded, fiError("fi_mr_reg", rc)));

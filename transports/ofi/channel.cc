@@ -13,8 +13,7 @@ constexpr size_t kNotArrived = SIZE_MAX;
 
 }  // namespace
 
-Channel::Channel(Endpoint& endpoint, ChannelConfig config)
-    : endpoint_(endpoint), config_(config) {
+Channel::Channel(Endpoint& endpoint, ChannelConfig config) : endpoint_(endpoint), config_(config) {
   auto init = [this](Op& op, OpKind kind, uint32_t index) {
     op.channel = this;
     op.kind = kind;

@@ -24,11 +24,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "transports/core/transport.h"
 #include "transports/ofi/buffer.h"
 #include "transports/ofi/endpoint.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/wire.h"
-#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi {
 

@@ -39,8 +39,7 @@ Endpoint::Endpoint(InfoPtr info, int rank, Doorbell* bell, MemoryLocator locate)
 
 Result<std::shared_ptr<Endpoint>> Endpoint::open(InfoPtr info, int rank, Doorbell* bell,
                                                  MemoryLocator locate) {
-  std::shared_ptr<Endpoint> endpoint(
-      new Endpoint(std::move(info), rank, bell, std::move(locate)));
+  std::shared_ptr<Endpoint> endpoint(new Endpoint(std::move(info), rank, bell, std::move(locate)));
   TRN_TRY(endpoint->openObjects());
   return endpoint;
 }
@@ -91,7 +90,8 @@ Status Endpoint::openObjects() {
   rc = fi_ep_bind(ep_.get(), &av_->fid, 0);
   if (rc != 0) return systemError("ofi: binding the address vector: {}", fiError("fi_ep_bind", rc));
   rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV);
-  if (rc != 0) return systemError("ofi: binding the completion queue: {}", fiError("fi_ep_bind", rc));
+  if (rc != 0)
+    return systemError("ofi: binding the completion queue: {}", fiError("fi_ep_bind", rc));
   rc = fi_enable(ep_.get());
   if (rc != 0) return systemError("ofi: {}", fiError("fi_enable", rc));
 
@@ -167,11 +167,11 @@ Result<bool> Endpoint::tryPost(Op& op) {
   if (rc == 0) return true;
   if (rc == -FI_EAGAIN) return false;
   int peer = op.channel->peer();
-  return Status(Code::kRemoteError,
-                fmt::format("ofi: posting a {} rank {} ({} bytes): {}", opName(op.kind), peer,
-                            op.bytes,
-                            fiError(op.kind <= OpKind::kSendData ? "fi_tsend" : "fi_trecv", rc)),
-                peer);
+  return Status(
+      Code::kRemoteError,
+      fmt::format("ofi: posting a {} rank {} ({} bytes): {}", opName(op.kind), peer, op.bytes,
+                  fiError(op.kind <= OpKind::kSendData ? "fi_tsend" : "fi_trecv", rc)),
+      peer);
 }
 
 Status Endpoint::post(Op& op) {
@@ -196,11 +196,11 @@ Status Endpoint::readError() {
   const char* provider =
       fi_cq_strerror(cq_.get(), entry.prov_errno, entry.err_data, detail, sizeof(detail));
   auto* op = static_cast<Op*>(entry.op_context);
-  std::string what =
-      fmt::format("{} ({}); provider: {}", fi_strerror(entry.err), entry.err,
-                  provider != nullptr ? provider : detail);
+  std::string what = fmt::format("{} ({}); provider: {}", fi_strerror(entry.err), entry.err,
+                                 provider != nullptr ? provider : detail);
   if (op == nullptr || op->channel == nullptr) {
-    error_ = Status(Code::kRemoteError, fmt::format("ofi: rank {}: completion error {}", rank_, what));
+    error_ =
+        Status(Code::kRemoteError, fmt::format("ofi: rank {}: completion error {}", rank_, what));
     return error_;
   }
   int peer = op->channel->peer();

@@ -86,8 +86,8 @@ Result<MrCache::Entry*> MrCache::add(std::byte* begin, std::byte* end) {
   testing::Counters& counters = testing::counters();
   counters.registrations.fetch_add(1, std::memory_order_relaxed);
   counters.liveRegistrations.fetch_add(1, std::memory_order_relaxed);
-  TRN_TRACE(kNet, "ofi: registered device memory [{}, +{}) ({} cached)",
-            static_cast<void*>(begin), bytes, entries_.size());
+  TRN_TRACE(kNet, "ofi: registered device memory [{}, +{}) ({} cached)", static_cast<void*>(begin),
+            bytes, entries_.size());
   return &entry;
 }
 

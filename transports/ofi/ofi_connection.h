@@ -5,9 +5,9 @@
 
 #include <memory>
 
+#include "transports/core/transport.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/endpoint.h"
-#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi {
 

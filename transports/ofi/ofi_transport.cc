@@ -150,7 +150,8 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.address = *address;
     config.pieceBytes = std::min<size_t>(pieceBytes_, blob.pieceBytes);
     config.sendRingBytes = std::max(buffer, config.pieceBytes);
-    config.recvSlots = std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
+    config.recvSlots =
+        std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     std::lock_guard lock(endpoint_->mutex());
@@ -200,9 +201,7 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
 class OfiTransport final : public Transport {
  public:
   const char* name() const override { return "ofi"; }
-  bool canConnect(const PeerInfo&, const PeerInfo&) const override {
-    return providerList().isOk();
-  }
+  bool canConnect(const PeerInfo&, const PeerInfo&) const override { return providerList().isOk(); }
   Result<std::vector<std::unique_ptr<Connection>>> connect(
       SetupContext& ctx, const std::vector<int>& peerRanks) override {
     return Setup(ctx, peerRanks).run();

@@ -48,10 +48,9 @@ Result<std::shared_ptr<const fi_info>> query() {
   int rc = fi_getinfo(kApiVersion, nullptr, nullptr, 0, hints.get(), &raw);
   InfoPtr list(raw);
   if (rc != 0) {
-    return Status(Code::kSystemError,
-                  fmt::format("ofi: no RDM tagged provider{}{}: {}",
-                              provider.empty() ? "" : " named ", provider,
-                              fiError("fi_getinfo", rc)));
+    return Status(Code::kSystemError, fmt::format("ofi: no RDM tagged provider{}{}: {}",
+                                                  provider.empty() ? "" : " named ", provider,
+                                                  fiError("fi_getinfo", rc)));
   }
   std::string domain = env::getString("TRNCCL_OFI_DOMAIN", "");
   if (!domain.empty()) {
@@ -70,8 +69,9 @@ Result<std::shared_ptr<const fi_info>> query() {
       last = copy;
     }
     if (!kept) {
-      return Status(Code::kSystemError,
-                    fmt::format("ofi: no provider entry has domain '{}' (TRNCCL_OFI_DOMAIN)", domain));
+      return Status(
+          Code::kSystemError,
+          fmt::format("ofi: no provider entry has domain '{}' (TRNCCL_OFI_DOMAIN)", domain));
     }
     list = std::move(kept);
   }

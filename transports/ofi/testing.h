@@ -10,11 +10,11 @@
 namespace trnccl::transport::ofi::testing {
 
 struct Counters {
-  std::atomic<uint64_t> zeroCopyPieces{0};  // data pieces posted from the caller's buffer
-  std::atomic<uint64_t> copiedPieces{0};    // data pieces copied through the bounce ring
-  std::atomic<uint64_t> registrations{0};   // windows an MrCache registered (its misses)
-  std::atomic<uint64_t> cacheHits{0};       // lookups an existing registration covered
-  std::atomic<uint64_t> evictions{0};       // registrations closed to make room
+  std::atomic<uint64_t> zeroCopyPieces{0};    // data pieces posted from the caller's buffer
+  std::atomic<uint64_t> copiedPieces{0};      // data pieces copied through the bounce ring
+  std::atomic<uint64_t> registrations{0};     // windows an MrCache registered (its misses)
+  std::atomic<uint64_t> cacheHits{0};         // lookups an existing registration covered
+  std::atomic<uint64_t> evictions{0};         // registrations closed to make room
   std::atomic<int64_t> liveRegistrations{0};  // cached registrations open right now
 };
 Counters& counters();

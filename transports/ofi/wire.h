@@ -23,8 +23,8 @@ inline constexpr uint64_t kSeqMask = (uint64_t{1} << kRankShift) - 1;
 inline constexpr int kMaxRanks = static_cast<int>(kRankMask) + 1;
 
 inline uint64_t wireTag(bool header, int senderRank, uint64_t seq) {
-  return (header ? kHeaderBit : 0) | ((static_cast<uint64_t>(senderRank) & kRankMask) << kRankShift) |
-         (seq & kSeqMask);
+  return (header ? kHeaderBit : 0) |
+         ((static_cast<uint64_t>(senderRank) & kRankMask) << kRankShift) | (seq & kSeqMask);
 }
 
 inline constexpr uint32_t kHeaderMagic = 0x4f464931;  // "OFI1"

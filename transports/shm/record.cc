@@ -22,9 +22,10 @@ const char* recordKindName(uint32_t kind) {
 
 std::string beginRecordProblem(const Record& record, const Expected& expected) {
   if (record.kind != static_cast<uint32_t>(RecordKind::kBegin)) {
-    return fmt::format("expected a message header (tag {:#x}, {} bytes), found a record of "
-                       "kind {} ({})",
-                       expected.tag, expected.bytes, record.kind, recordKindName(record.kind));
+    return fmt::format(
+        "expected a message header (tag {:#x}, {} bytes), found a record of "
+        "kind {} ({})",
+        expected.tag, expected.bytes, record.kind, recordKindName(record.kind));
   }
   if (record.a != expected.tag || record.bytes != expected.bytes) {
     return fmt::format("message has tag {:#x} and {} bytes, expected tag {:#x} and {} bytes",
@@ -45,9 +46,10 @@ std::string dataRecordProblem(const Record& record, const Expected& expected) {
       (kind != RecordKind::kInline || record.bytes <= inlineRoom) &&
       (kind != RecordKind::kArena || (record.a <= record.b && record.bytes <= record.b - record.a));
   if (known && sane) return {};
-  return fmt::format("corrupt record in message tag {:#x}: kind {} ({}), {} bytes, {} bytes of "
-                     "the message left",
-                     expected.tag, record.kind, recordKindName(record.kind), record.bytes, left);
+  return fmt::format(
+      "corrupt record in message tag {:#x}: kind {} ({}), {} bytes, {} bytes of "
+      "the message left",
+      expected.tag, record.kind, recordKindName(record.kind), record.bytes, left);
 }
 
 }  // namespace trnccl::transport::shm

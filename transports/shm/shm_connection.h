@@ -23,14 +23,13 @@
 #include <memory>
 #include <vector>
 
+#include "transports/core/transport.h"
 #include "transports/shm/record.h"
 #include "transports/shm/segment.h"
 #include "transports/shm/tsan_sync.h"
 #include "transports/shm/zero_copy.h"
-#include "transports/core/transport.h"
 
 namespace trnccl::transport::shm {
-
 
 // Everything connect() learned about one peer.
 struct PeerLink {
@@ -115,7 +114,7 @@ class ShmConnection final : public Connection {
   bool headerSeen_ = true;
   Current cur_;
   std::vector<std::byte> scratch_;  // process_vm_readv target, allocated on first use
-  FifoSync outSync_;  // for ThreadSanitizer only (tsan_sync.h)
+  FifoSync outSync_;                // for ThreadSanitizer only (tsan_sync.h)
   FifoSync inSync_;
 };
 

@@ -90,8 +90,7 @@ bool matchInterface(std::string_view name, std::string_view spec) {
 Result<Interface> selectInterface(const std::vector<Interface>& all, std::string_view spec,
                                   std::string_view family) {
   if (!family.empty() && family != "AF_INET" && family != "AF_INET6") {
-    return invalidArgument("tcp: TRNCCL_SOCKET_FAMILY={} is neither AF_INET nor AF_INET6",
-                           family);
+    return invalidArgument("tcp: TRNCCL_SOCKET_FAMILY={} is neither AF_INET nor AF_INET6", family);
   }
   auto by = [](std::string_view s) {
     return [s](std::string_view name) { return matchInterface(name, s); };

@@ -119,10 +119,9 @@ void Link::startRead(size_t s) {
     st.socket.async_wait(tcp::socket::wait_read, std::move(ready));
     return;
   }
-  st.socket.async_read_some(buffersOf(room),
-                            [self = shared_from_this(), s](const error_code& ec, size_t n) {
-                              self->onRead(s, ec, n);
-                            });
+  st.socket.async_read_some(
+      buffersOf(room),
+      [self = shared_from_this(), s](const error_code& ec, size_t n) { self->onRead(s, ec, n); });
 }
 
 void Link::onRead(size_t s, const error_code& ec, size_t bytes) {
@@ -145,10 +144,10 @@ void Link::onError(size_t s, const error_code& ec) {
     std::lock_guard lock(st.mutex);
     st.eof = true;
   } else {
-    Status status(Code::kRemoteError,
-                  fmt::format("tcp: connection to rank {} ({}) closed: {}", peer_, st.name,
-                              ec.message()),
-                  peer_);
+    Status status(
+        Code::kRemoteError,
+        fmt::format("tcp: connection to rank {} ({}) closed: {}", peer_, st.name, ec.message()),
+        peer_);
     TRN_WARN(kNet, "{}", status.message());
     std::lock_guard lock(failureMutex_);
     if (failure_.isOk()) failure_ = std::move(status);

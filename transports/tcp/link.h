@@ -61,7 +61,7 @@ class Link : public std::enable_shared_from_this<Link> {
   bool flushed();                        // every committed byte was written to its socket
   bool atEof(size_t s);                  // the peer closed stream s: readable() stops growing
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  Status failure() const;                // the first hard socket error (EOF is not one)
+  Status failure() const;  // the first hard socket error (EOF is not one)
 
  private:
   struct Ring {

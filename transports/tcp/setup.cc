@@ -95,10 +95,10 @@ class Setup {
   asio::steady_timer deadline_{io_};
   asio::steady_timer acceptRetry_{io_};
   uint32_t nsocks_ = 0;
-  std::vector<Slot> slots_;           // indexed like peers_
-  std::vector<int> slotOf_;           // by rank; -1: not a tcp peer
-  size_t missing_ = 0;                // sockets not established yet
-  int pending_ = 0;                   // incoming handshakes being read
+  std::vector<Slot> slots_;  // indexed like peers_
+  std::vector<int> slotOf_;  // by rank; -1: not a tcp peer
+  size_t missing_ = 0;       // sockets not established yet
+  int pending_ = 0;          // incoming handshakes being read
   int rejected_ = 0;
   bool acceptParked_ = false;
   bool finished_ = false;
@@ -108,8 +108,10 @@ class Setup {
 Status Setup::validate() const {
   if (ctx_.oob == nullptr || ctx_.bell == nullptr ||
       ctx_.peers.size() != static_cast<size_t>(ctx_.nranks)) {
-    return invalidArgument("tcp: setup context without oob or doorbell, or with {} peers for {} "
-                           "ranks", ctx_.peers.size(), ctx_.nranks);
+    return invalidArgument(
+        "tcp: setup context without oob or doorbell, or with {} peers for {} "
+        "ranks",
+        ctx_.peers.size(), ctx_.nranks);
   }
   std::set<int> seen;
   for (int peer : peers_) {
@@ -148,7 +150,8 @@ Status Setup::prepareSlots(const std::vector<ListenAddress>& addresses) {
     if (peer > ctx_.rank && theirs.family == 0) {
       return Status(Code::kInternalError,
                     fmt::format("tcp: rank {} does not listen for rank {}; were transports "
-                                "chosen asymmetrically?", peer, ctx_.rank),
+                                "chosen asymmetrically?",
+                                peer, ctx_.rank),
                     peer);
     }
     Slot slot;
@@ -259,8 +262,8 @@ Status Setup::checkHello(const Handshake& hello) const {
   }
   const Slot& slot = slots_[static_cast<size_t>(slotOf_[static_cast<size_t>(hello.rank)])];
   if (hello.nsocks != slot.nsocks || hello.socketIndex >= slot.nsocks) {
-    return invalidArgument("socket {} of {}, expected {} sockets", hello.socketIndex,
-                           hello.nsocks, slot.nsocks);
+    return invalidArgument("socket {} of {}, expected {} sockets", hello.socketIndex, hello.nsocks,
+                           slot.nsocks);
   }
   if (slot.claimed[hello.socketIndex]) {
     return invalidArgument("duplicate socket {} from rank {}", hello.socketIndex, hello.rank);
@@ -278,8 +281,8 @@ void Setup::endHandshake() {
 
 void Setup::onHello(const std::shared_ptr<Attempt>& in, const error_code& ec) {
   if (finished_) return;
-  Status verdict = ec ? invalidArgument("no complete handshake ({})", ec.message())
-                      : checkHello(in->hello);
+  Status verdict =
+      ec ? invalidArgument("no complete handshake ({})", ec.message()) : checkHello(in->hello);
   if (!verdict) {
     testing::counters().rejectedHandshakes.fetch_add(1, std::memory_order_relaxed);
     // A port scanner must not flood the log: the first few are warnings, the rest info.
@@ -308,8 +311,8 @@ void Setup::onHello(const std::shared_ptr<Attempt>& in, const error_code& ec) {
                       if (e) {
                         // The connector fails on its side and reports; let it retry here.
                         slots_[in->slot].claimed[in->index] = false;
-                        TRN_WARN(kNet, "tcp: rank {} could not answer {}: {}", ctx_.rank,
-                                 in->name, e.message());
+                        TRN_WARN(kNet, "tcp: rank {} could not answer {}: {}", ctx_.rank, in->name,
+                                 e.message());
                         return;
                       }
                       error_code ignored;
@@ -331,9 +334,8 @@ void Setup::dial(size_t slot, uint32_t index, const tcp::endpoint& endpoint) {
     error_code ignored;
     if (!e) out->socket.close(ignored);  // the connect completes with operation_aborted
   });
-  out->socket.async_connect(endpoint, [this, out, endpoint](const error_code& e) {
-    onConnected(out, endpoint, e);
-  });
+  out->socket.async_connect(
+      endpoint, [this, out, endpoint](const error_code& e) { onConnected(out, endpoint, e); });
 }
 
 void Setup::onConnected(const std::shared_ptr<Attempt>& out, const tcp::endpoint& endpoint,
@@ -343,8 +345,8 @@ void Setup::onConnected(const std::shared_ptr<Attempt>& out, const tcp::endpoint
   if (ec) {
     if (ctx_.deadline.expired()) {
       return fail(Status(Code::kRemoteError,
-                         fmt::format("tcp: rank {} cannot connect to rank {} at {}: {}",
-                                     ctx_.rank, slots_[out->slot].peer, out->name, ec.message()),
+                         fmt::format("tcp: rank {} cannot connect to rank {} at {}: {}", ctx_.rank,
+                                     slots_[out->slot].peer, out->name, ec.message()),
                          slots_[out->slot].peer));
     }
     TRN_INFO(kNet, "tcp: rank {} connecting to {}: {}; retrying", ctx_.rank, out->name,
@@ -364,10 +366,9 @@ void Setup::onConnected(const std::shared_ptr<Attempt>& out, const tcp::endpoint
                     [this, out](const error_code& e, size_t) {
                       if (finished_) return;
                       if (e) return onReply(out, e);
-                      asio::async_read(out->socket, asio::buffer(&out->reply, sizeof(out->reply)),
-                                       [this, out](const error_code& e2, size_t) {
-                                         onReply(out, e2);
-                                       });
+                      asio::async_read(
+                          out->socket, asio::buffer(&out->reply, sizeof(out->reply)),
+                          [this, out](const error_code& e2, size_t) { onReply(out, e2); });
                     });
 }
 
@@ -379,11 +380,12 @@ void Setup::onReply(const std::shared_ptr<Attempt>& out, const error_code& ec) {
   if (ec) {
     problem = fmt::format("no handshake answer ({})", ec.message());
   } else if (r.magic != kHandshakeMagic || r.version != kProtocolVersion ||
-             r.commHash != ctx_.commHash || r.rank != slot.peer ||
-             r.socketIndex != out->index || r.nsocks != slot.nsocks) {
-    problem = fmt::format("bad handshake answer (magic {:#x}, version {}, communicator {:#x}, "
-                          "rank {}, socket {} of {})",
-                          r.magic, r.version, r.commHash, r.rank, r.socketIndex, r.nsocks);
+             r.commHash != ctx_.commHash || r.rank != slot.peer || r.socketIndex != out->index ||
+             r.nsocks != slot.nsocks) {
+    problem = fmt::format(
+        "bad handshake answer (magic {:#x}, version {}, communicator {:#x}, "
+        "rank {}, socket {} of {})",
+        r.magic, r.version, r.commHash, r.rank, r.socketIndex, r.nsocks);
   }
   if (!problem.empty()) {
     return fail(Status(Code::kRemoteError,
@@ -410,8 +412,8 @@ Status Setup::connectAll(const std::vector<ListenAddress>& addresses) {
     deadline_.async_wait([this](const error_code& ec) {
       if (ec) return;
       fail(Status(Code::kTimeout,
-                  fmt::format("tcp: rank {} timed out connecting; missing sockets {}",
-                              ctx_.rank, missing())));
+                  fmt::format("tcp: rank {} timed out connecting; missing sockets {}", ctx_.rank,
+                              missing())));
     });
   }
   io_.run();
@@ -440,8 +442,8 @@ Result<std::vector<PeerSockets>> Setup::rehome(asio::io_context& target) {
       }
       peer.sockets.push_back(std::move(moved));
     }
-    TRN_INFO(kNet, "tcp: rank {} <-> rank {}: {} socket(s), {}", ctx_.rank, slot.peer,
-             slot.nsocks, slot.names[0]);
+    TRN_INFO(kNet, "tcp: rank {} <-> rank {}: {} socket(s), {}", ctx_.rank, slot.peer, slot.nsocks,
+             slot.names[0]);
     out.push_back(std::move(peer));
   }
   return out;

@@ -1,7 +1,7 @@
 #include "transports/tcp/tcp_connection.h"
 
-#include <boost/asio/post.hpp>
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <cstring>
 
 namespace trnccl::transport::tcp {
@@ -138,10 +138,10 @@ Status TcpConnection::beginRecv(uint64_t tag, size_t bytes) {
 Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk) const {
   std::string problem = frameProblem(header, recvTag_, recvBytes_, chunk.offset, chunk.bytes);
   if (problem.empty()) return Status::ok();
-  return Status(Code::kInternalError,
-                fmt::format("tcp: from rank {} ({}): {}", peer(), link_->name(chunk.stream),
-                            problem),
-                peer());
+  return Status(
+      Code::kInternalError,
+      fmt::format("tcp: from rank {} ({}): {}", peer(), link_->name(chunk.stream), problem),
+      peer());
 }
 
 // Reads and checks the header of `chunk`; false when it has not fully arrived.

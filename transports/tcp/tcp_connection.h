@@ -9,10 +9,10 @@
 
 #include <memory>
 
+#include "transports/core/transport.h"
 #include "transports/tcp/io_thread.h"
 #include "transports/tcp/link.h"
 #include "transports/tcp/wire.h"
-#include "transports/core/transport.h"
 
 namespace trnccl::transport::tcp {
 
@@ -62,7 +62,7 @@ class TcpConnection final : public Connection {
   uint64_t recvTag_ = 0;
   uint64_t recvBytes_ = 0;
   uint64_t recvGot_ = 0;
-  bool headerSeen_ = false;    // the header of the chunk at recvGot_ was checked
+  bool headerSeen_ = false;  // the header of the chunk at recvGot_ was checked
 };
 
 }  // namespace trnccl::transport::tcp

@@ -59,8 +59,6 @@ class TcpTransport final : public Transport {
 
 namespace trnccl::transport {
 
-std::unique_ptr<Transport> makeTcpTransport() {
-  return std::make_unique<tcp::TcpTransport>();
-}
+std::unique_ptr<Transport> makeTcpTransport() { return std::make_unique<tcp::TcpTransport>(); }
 
 }  // namespace trnccl::transport

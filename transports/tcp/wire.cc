@@ -7,17 +7,18 @@ namespace trnccl::transport::tcp {
 std::string frameProblem(const FrameHeader& header, uint64_t tag, uint64_t messageBytes,
                          uint64_t offset, uint64_t chunkBytes) {
   if (header.magic != kFrameMagic) {
-    return fmt::format("corrupt frame: magic {:#x}, expected {:#x} (expecting tag {:#x}, {} "
-                       "bytes, at byte {})",
-                       header.magic, kFrameMagic, tag, messageBytes, offset);
+    return fmt::format(
+        "corrupt frame: magic {:#x}, expected {:#x} (expecting tag {:#x}, {} "
+        "bytes, at byte {})",
+        header.magic, kFrameMagic, tag, messageBytes, offset);
   }
   if (header.tag != tag || header.messageBytes != messageBytes) {
     return fmt::format("message has tag {:#x} and {} bytes, expected tag {:#x} and {} bytes",
                        header.tag, header.messageBytes, tag, messageBytes);
   }
   if (header.offset != offset || header.chunkBytes != chunkBytes) {
-    return fmt::format("frame of message tag {:#x} covers bytes [{}, +{}), expected [{}, +{})",
-                       tag, header.offset, header.chunkBytes, offset, chunkBytes);
+    return fmt::format("frame of message tag {:#x} covers bytes [{}, +{}), expected [{}, +{})", tag,
+                       header.offset, header.chunkBytes, offset, chunkBytes);
   }
   return {};
 }

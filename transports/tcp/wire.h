@@ -20,7 +20,7 @@ namespace trnccl::transport::tcp {
 
 inline constexpr uint64_t kHandshakeMagic = 0x31'70'63'74'63'63'6e'74ULL;  // "tncctcp1"
 inline constexpr uint32_t kProtocolVersion = 1;
-inline constexpr uint32_t kFrameMagic = 0x746e'6366;                      // "fcnt"
+inline constexpr uint32_t kFrameMagic = 0x746e'6366;  // "fcnt"
 // Stripe unit: small enough that a quarter-buffer pipeline slice spans every socket, large
 // enough that the 32-byte header costs nothing.
 inline constexpr uint64_t kChunkBytes = 128 * 1024;
@@ -29,19 +29,19 @@ inline constexpr uint32_t kMaxSockets = 16;
 struct Handshake {
   uint64_t magic = kHandshakeMagic;
   uint32_t version = kProtocolVersion;
-  int32_t rank = -1;          // the sender's rank
+  int32_t rank = -1;  // the sender's rank
   uint64_t commHash = 0;
-  uint32_t socketIndex = 0;   // which of the pair's sockets this is
-  uint32_t nsocks = 0;        // how many the pair uses
+  uint32_t socketIndex = 0;  // which of the pair's sockets this is
+  uint32_t nsocks = 0;       // how many the pair uses
 };
 static_assert(sizeof(Handshake) == 32);
 
 struct FrameHeader {
   uint32_t magic = kFrameMagic;
-  uint32_t chunkBytes = 0;    // payload following this header
+  uint32_t chunkBytes = 0;  // payload following this header
   uint64_t tag = 0;
   uint64_t messageBytes = 0;
-  uint64_t offset = 0;        // of the chunk within the message
+  uint64_t offset = 0;  // of the chunk within the message
 };
 static_assert(sizeof(FrameHeader) == 32);
 
@@ -54,12 +54,12 @@ std::string frameProblem(const FrameHeader& header, uint64_t tag, uint64_t messa
 // One rank's listener, as exchanged at setup. family 0: this rank does not listen (it has no
 // lower-ranked tcp peer).
 struct ListenAddress {
-  int32_t ok = 0;             // setup so far succeeded on this rank
-  uint32_t nsocks = 0;        // sockets per peer this rank asks for
+  int32_t ok = 0;       // setup so far succeeded on this rank
+  uint32_t nsocks = 0;  // sockets per peer this rank asks for
   uint16_t port = 0;
-  uint8_t family = 0;         // 4 or 6
+  uint8_t family = 0;  // 4 or 6
   uint8_t reserved = 0;
-  uint32_t scopeId = 0;       // IPv6 scope
+  uint32_t scopeId = 0;  // IPv6 scope
   std::array<uint8_t, 16> bytes{};
 };
 static_assert(sizeof(ListenAddress) == 32);

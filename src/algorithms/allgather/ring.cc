@@ -26,7 +26,9 @@ schedule::Schedule ring(const CollArgs& a) {
   const size_t elem = device::dataTypeSize(a.type);
   const size_t blockBytes = a.count * elem;
   auto* recv = static_cast<std::byte*>(a.recv);
-  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * blockBytes,
+  s.add(Step{.prim = Primitive::kCopy,
+             .src = a.send,
+             .dst = recv + a.rank * blockBytes,
              .count = a.count});
   if (a.nranks == 1) return s;
   auto rings = channelRings(a.shape.get(), a.nranks);

@@ -43,9 +43,13 @@ std::vector<Step> channelSteps(const CollArgs& a, const Ring& ring, size_t offse
     auto block = [&](int b, Primitive prim, bool postOp = false) {
       Block blk = evenBlock(chunk, n, mod(b, n));
       size_t off = (base + blk.offset) * elem;
-      return Step{.prim = prim, .recvPeer = schedule::receives(prim) ? prev : -1,
-                  .sendPeer = schedule::sends(prim) ? next : -1, .src = send + off,
-                  .dst = recv + off, .count = blk.count, .postOp = postOp};
+      return Step{.prim = prim,
+                  .recvPeer = schedule::receives(prim) ? prev : -1,
+                  .sendPeer = schedule::sends(prim) ? next : -1,
+                  .src = send + off,
+                  .dst = recv + off,
+                  .count = blk.count,
+                  .postOp = postOp};
     };
     steps.push_back(block(p - 1, Primitive::kSend));
     for (int j = 2; j < n; ++j) steps.push_back(block(p - j, Primitive::kRecvReduceSend));

@@ -26,13 +26,20 @@ schedule::Schedule pairwise(const CollArgs& a) {
     s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = copy, .count = n * a.count});
     send = copy;
   }
-  s.add(Step{.prim = Primitive::kCopy, .src = send + r * blockBytes, .dst = recv + r * blockBytes,
+  s.add(Step{.prim = Primitive::kCopy,
+             .src = send + r * blockBytes,
+             .dst = recv + r * blockBytes,
              .count = a.count});
   for (int k = 1; k < n && a.count > 0; ++k) {
     const int to = mod(r + k, n), from = mod(r - k, n);
-    s.add(Step{.prim = Primitive::kSend, .sendPeer = to, .src = send + to * blockBytes,
-               .count = a.count, .withNext = true});
-    s.add(Step{.prim = Primitive::kRecv, .recvPeer = from, .dst = recv + from * blockBytes,
+    s.add(Step{.prim = Primitive::kSend,
+               .sendPeer = to,
+               .src = send + to * blockBytes,
+               .count = a.count,
+               .withNext = true});
+    s.add(Step{.prim = Primitive::kRecv,
+               .recvPeer = from,
+               .dst = recv + from * blockBytes,
                .count = a.count});
   }
   return s;

@@ -22,15 +22,19 @@ schedule::Schedule chain(const CollArgs& a) {
   const int prev = ringPrev(a.rank, n), next = ringNext(a.rank, n);
   const auto* send = static_cast<const std::byte*>(a.send);
   auto* recv = static_cast<std::byte*>(a.recv);
-  if (pos == 0) s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
+  if (pos == 0)
+    s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
   for (size_t base = 0; base < a.count && n > 1; base += slice) {
     const size_t chunk = std::min(slice, a.count - base), off = base * elem;
     if (pos == 0) {
       s.add(Step{.prim = Primitive::kSend, .sendPeer = next, .src = send + off, .count = chunk});
     } else if (pos < n - 1) {
-      s.add(Step{.prim = Primitive::kRecvCopySend, .recvPeer = prev, .sendPeer = next,
-                 .dst = recv + off, .count = chunk});
+      s.add(Step{.prim = Primitive::kRecvCopySend,
+                 .recvPeer = prev,
+                 .sendPeer = next,
+                 .dst = recv + off,
+                 .count = chunk});
     } else {
       s.add(Step{.prim = Primitive::kRecv, .recvPeer = prev, .dst = recv + off, .count = chunk});
     }

@@ -32,12 +32,17 @@ schedule::Schedule batch(const std::vector<Op>& ops, int rank, int nranks) {
     if (rounds.size() <= round) rounds.resize(round + 1);
     size_t bytes = device::dataTypeSize(op.type);
     Step step{.prim = op.send ? Primitive::kSend : Primitive::kRecv,
-              .recvPeer = op.send ? -1 : op.peer, .sendPeer = op.send ? op.peer : -1,
-              .src = op.buf, .dst = op.buf, .count = op.count * bytes};
+              .recvPeer = op.send ? -1 : op.peer,
+              .sendPeer = op.send ? op.peer : -1,
+              .src = op.buf,
+              .dst = op.buf,
+              .count = op.count * bytes};
     rounds[round].push_back(step);
   }
   for (size_t i = 0; i < selfSends.size() && i < selfRecvs.size(); ++i) {
-    s.add(Step{.prim = Primitive::kCopy, .src = selfSends[i]->buf, .dst = selfRecvs[i]->buf,
+    s.add(Step{.prim = Primitive::kCopy,
+               .src = selfSends[i]->buf,
+               .dst = selfRecvs[i]->buf,
                .count = selfSends[i]->count * device::dataTypeSize(selfSends[i]->type)});
   }
   // Counts are in bytes (type kInt8) so one schedule can carry operations of several types.

@@ -37,12 +37,20 @@ schedule::Schedule chain(const CollArgs& a) {
     if (pos == 0) {
       s.add(Step{.prim = Primitive::kSend, .sendPeer = next, .src = send + off, .count = chunk});
     } else if (pos < n - 1) {
-      s.add(Step{.prim = Primitive::kRecvReduceSend, .recvPeer = prev, .sendPeer = next,
-                 .src = send + off, .dst = scratch + (iter % 2) * slice * elem, .count = chunk,
+      s.add(Step{.prim = Primitive::kRecvReduceSend,
+                 .recvPeer = prev,
+                 .sendPeer = next,
+                 .src = send + off,
+                 .dst = scratch + (iter % 2) * slice * elem,
+                 .count = chunk,
                  .syncSend = true});
     } else {
-      s.add(Step{.prim = Primitive::kRecvReduceCopy, .recvPeer = prev, .src = send + off,
-                 .dst = recv + off, .count = chunk, .postOp = a.op == device::RedOp::kAvg});
+      s.add(Step{.prim = Primitive::kRecvReduceCopy,
+                 .recvPeer = prev,
+                 .src = send + off,
+                 .dst = recv + off,
+                 .count = chunk,
+                 .postOp = a.op == device::RedOp::kAvg});
     }
   }
   return s;

@@ -73,9 +73,9 @@ TEST_P(ConversionTest, RoundTripsEveryPattern) {
 
 TEST_P(ConversionTest, NaNAndInfinityEncode) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (float nan : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
-                    std::bit_cast<float>(0x7f800001u), std::bit_cast<float>(0xffa00001u),
-                    std::bit_cast<float>(0x7fffffffu)}) {
+  for (float nan : {std::numeric_limits<float>::quiet_NaN(),
+                    -std::numeric_limits<float>::quiet_NaN(), std::bit_cast<float>(0x7f800001u),
+                    std::bit_cast<float>(0xffa00001u), std::bit_cast<float>(0x7fffffffu)}) {
     const uint32_t bits = codec().encode(nan);
     EXPECT_TRUE(isNaN(bits)) << std::hex << bits;
     EXPECT_EQ((bits & signBit()) != 0, std::signbit(nan)) << std::hex << bits;
@@ -166,17 +166,17 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, ConversionTest, ::testing::Range(0, 4), cod
 float exp2f(int e) { return std::ldexp(1.0f, e); }
 
 TEST(HalfEncode, HandComputedPoints) {
-  EXPECT_EQ(floatToHalf(1.0f + exp2f(-11)), 0x3C00);      // tie, 1.0 is even
-  EXPECT_EQ(floatToHalf(1.0f + 3 * exp2f(-11)), 0x3C02);  // tie, 1 + 2^-9 is even
+  EXPECT_EQ(floatToHalf(1.0f + exp2f(-11)), 0x3C00);               // tie, 1.0 is even
+  EXPECT_EQ(floatToHalf(1.0f + 3 * exp2f(-11)), 0x3C02);           // tie, 1 + 2^-9 is even
   EXPECT_EQ(floatToHalf(1.0f + exp2f(-11) + exp2f(-20)), 0x3C01);  // just above the tie
   EXPECT_EQ(floatToHalf(65504.0f), 0x7BFF);
   EXPECT_EQ(floatToHalf(std::nextafter(65520.0f, 0.0f)), 0x7BFF);
   EXPECT_EQ(floatToHalf(65520.0f), 0x7C00);  // tie with the max's odd mantissa -> inf
   EXPECT_EQ(floatToHalf(-1e10f), 0xFC00);
-  EXPECT_EQ(floatToHalf(exp2f(-24)), 0x0001);          // min subnormal
-  EXPECT_EQ(floatToHalf(exp2f(-25)), 0x0000);          // tie -> 0 (even)
-  EXPECT_EQ(floatToHalf(-exp2f(-25)), 0x8000);         // -0 keeps the sign
-  EXPECT_EQ(floatToHalf(3 * exp2f(-25)), 0x0002);      // tie between 1 and 2 -> 2
+  EXPECT_EQ(floatToHalf(exp2f(-24)), 0x0001);            // min subnormal
+  EXPECT_EQ(floatToHalf(exp2f(-25)), 0x0000);            // tie -> 0 (even)
+  EXPECT_EQ(floatToHalf(-exp2f(-25)), 0x8000);           // -0 keeps the sign
+  EXPECT_EQ(floatToHalf(3 * exp2f(-25)), 0x0002);        // tie between 1 and 2 -> 2
   EXPECT_EQ(floatToHalf(1023.5f * exp2f(-24)), 0x0400);  // largest subnormal rounds to min normal
   EXPECT_EQ(floatToHalf(exp2f(-14)), 0x0400);
 }
@@ -184,7 +184,7 @@ TEST(HalfEncode, HandComputedPoints) {
 TEST(Bfloat16Encode, HandComputedPoints) {
   EXPECT_EQ(floatToBfloat16(1.0f + exp2f(-8)), 0x3F80);
   EXPECT_EQ(floatToBfloat16(1.0f + 3 * exp2f(-8)), 0x3F82);
-  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::max()), 0x7F80);  // rounds to inf
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::max()), 0x7F80);           // rounds to inf
   EXPECT_EQ(floatToBfloat16(std::bit_cast<float>(0x7F800001u)) & 0x7FC0, 0x7FC0);  // not inf
   EXPECT_EQ(floatToBfloat16(std::bit_cast<float>(0x7FFFFFFFu)), 0x7FFF);  // no carry into sign
   EXPECT_EQ(floatToBfloat16(std::bit_cast<float>(0x00008000u)), 0x0000);  // subnormal tie -> even

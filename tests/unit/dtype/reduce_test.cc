@@ -1,6 +1,8 @@
 // reduce() and divide() for every type x op against a reference computed element by element in
 // the test: integers exactly (with wraparound), float/double exactly, narrow floats as the
 // library's RNE encoding of the float result of the reference-decoded operands.
+#include "device/reduce.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "device/reduce.h"
 #include "unit/dtype/reference.h"
 
 namespace trnccl::device {
@@ -35,8 +36,11 @@ void storeAt(Bytes& buf, size_t i, T v) {
 template <typename F>
 F refFloatOp(RedOp op, F a, F b) {
   switch (op) {
-    case RedOp::kSum: case RedOp::kAvg: return a + b;
-    case RedOp::kProd: return a * b;
+    case RedOp::kSum:
+    case RedOp::kAvg:
+      return a + b;
+    case RedOp::kProd:
+      return a * b;
     case RedOp::kMax:
       if (std::isnan(a) || std::isnan(b)) return std::isnan(a) ? a : b;
       return a > b ? a : b;
@@ -51,30 +55,44 @@ F refFloatOp(RedOp op, F a, F b) {
 template <typename T>
 T refIntOp(RedOp op, T a, T b) {
   switch (op) {
-    case RedOp::kSum: case RedOp::kAvg: return T(uint64_t(a) + uint64_t(b));
-    case RedOp::kProd: return T(uint64_t(a) * uint64_t(b));
-    case RedOp::kMax: return a > b ? a : b;
-    case RedOp::kMin: return a < b ? a : b;
+    case RedOp::kSum:
+    case RedOp::kAvg:
+      return T(uint64_t(a) + uint64_t(b));
+    case RedOp::kProd:
+      return T(uint64_t(a) * uint64_t(b));
+    case RedOp::kMax:
+      return a > b ? a : b;
+    case RedOp::kMin:
+      return a < b ? a : b;
   }
   return 0;
 }
 
 const testing::FormatSpec* narrowSpec(DataType type) {
   switch (type) {
-    case DataType::kFloat16: return &testing::kHalfSpec;
-    case DataType::kBfloat16: return &testing::kBf16Spec;
-    case DataType::kFloat8e4m3: return &testing::kE4m3Spec;
-    case DataType::kFloat8e5m2: return &testing::kE5m2Spec;
-    default: return nullptr;
+    case DataType::kFloat16:
+      return &testing::kHalfSpec;
+    case DataType::kBfloat16:
+      return &testing::kBf16Spec;
+    case DataType::kFloat8e4m3:
+      return &testing::kE4m3Spec;
+    case DataType::kFloat8e5m2:
+      return &testing::kE5m2Spec;
+    default:
+      return nullptr;
   }
 }
 
 uint32_t encodeNarrow(DataType type, float f) {
   switch (type) {
-    case DataType::kFloat16: return floatToHalf(f);
-    case DataType::kBfloat16: return floatToBfloat16(f);
-    case DataType::kFloat8e4m3: return floatToFp8e4m3(f);
-    default: return floatToFp8e5m2(f);
+    case DataType::kFloat16:
+      return floatToHalf(f);
+    case DataType::kBfloat16:
+      return floatToBfloat16(f);
+    case DataType::kFloat8e4m3:
+      return floatToFp8e4m3(f);
+    default:
+      return floatToFp8e5m2(f);
   }
 }
 
@@ -106,14 +124,30 @@ void refNative(RedOp op, Bytes& out, const Bytes& a, const Bytes& b, size_t n) {
 Bytes refReduce(DataType type, RedOp op, const Bytes& a, const Bytes& b, size_t n) {
   Bytes out(n * dataTypeSize(type));
   switch (type) {
-    case DataType::kInt8: refNative<int8_t>(op, out, a, b, n); break;
-    case DataType::kUint8: refNative<uint8_t>(op, out, a, b, n); break;
-    case DataType::kInt32: refNative<int32_t>(op, out, a, b, n); break;
-    case DataType::kUint32: refNative<uint32_t>(op, out, a, b, n); break;
-    case DataType::kInt64: refNative<int64_t>(op, out, a, b, n); break;
-    case DataType::kUint64: refNative<uint64_t>(op, out, a, b, n); break;
-    case DataType::kFloat32: refNative<float>(op, out, a, b, n); break;
-    case DataType::kFloat64: refNative<double>(op, out, a, b, n); break;
+    case DataType::kInt8:
+      refNative<int8_t>(op, out, a, b, n);
+      break;
+    case DataType::kUint8:
+      refNative<uint8_t>(op, out, a, b, n);
+      break;
+    case DataType::kInt32:
+      refNative<int32_t>(op, out, a, b, n);
+      break;
+    case DataType::kUint32:
+      refNative<uint32_t>(op, out, a, b, n);
+      break;
+    case DataType::kInt64:
+      refNative<int64_t>(op, out, a, b, n);
+      break;
+    case DataType::kUint64:
+      refNative<uint64_t>(op, out, a, b, n);
+      break;
+    case DataType::kFloat32:
+      refNative<float>(op, out, a, b, n);
+      break;
+    case DataType::kFloat64:
+      refNative<double>(op, out, a, b, n);
+      break;
     default: {
       const auto& spec = *narrowSpec(type);
       for (size_t i = 0; i < n; ++i) {
@@ -128,8 +162,10 @@ Bytes refReduce(DataType type, RedOp op, const Bytes& a, const Bytes& b, size_t 
 
 bool isNaNAt(DataType type, const Bytes& buf, size_t i) {
   switch (type) {
-    case DataType::kFloat32: return std::isnan(loadAt<float>(buf, i));
-    case DataType::kFloat64: return std::isnan(loadAt<double>(buf, i));
+    case DataType::kFloat32:
+      return std::isnan(loadAt<float>(buf, i));
+    case DataType::kFloat64:
+      return std::isnan(loadAt<double>(buf, i));
     default: {
       const auto* spec = narrowSpec(type);
       return spec && std::isnan(testing::refDecode(*spec, loadNarrow(type, buf, i)));
@@ -183,7 +219,8 @@ class ReduceTest : public ::testing::TestWithParam<std::tuple<int, int>> {
     Bytes dst(size * (n + 1), 0xA5);
     const void *x = a.data(), *y = b.data();
     switch (alias) {
-      case Alias::kNone: break;
+      case Alias::kNone:
+        break;
       // n == 0: the inputs are empty and data() may be NULL, which memcpy must not get (UBSan).
       case Alias::kDstIsA:
         if (n > 0) std::memcpy(dst.data(), a.data(), a.size());
@@ -229,14 +266,30 @@ Bytes refDivide(DataType type, const Bytes& a, size_t n, int d) {
   Bytes out(a.size());
   for (size_t i = 0; i < n; ++i) {
     switch (type) {
-      case DataType::kInt8: storeAt(out, i, int8_t(loadAt<int8_t>(a, i) / int64_t(d))); break;
-      case DataType::kUint8: storeAt(out, i, uint8_t(loadAt<uint8_t>(a, i) / uint64_t(d))); break;
-      case DataType::kInt32: storeAt(out, i, int32_t(loadAt<int32_t>(a, i) / int64_t(d))); break;
-      case DataType::kUint32: storeAt(out, i, uint32_t(loadAt<uint32_t>(a, i) / uint64_t(d))); break;
-      case DataType::kInt64: storeAt(out, i, loadAt<int64_t>(a, i) / int64_t(d)); break;
-      case DataType::kUint64: storeAt(out, i, loadAt<uint64_t>(a, i) / uint64_t(d)); break;
-      case DataType::kFloat32: storeAt(out, i, loadAt<float>(a, i) / float(d)); break;
-      case DataType::kFloat64: storeAt(out, i, loadAt<double>(a, i) / double(d)); break;
+      case DataType::kInt8:
+        storeAt(out, i, int8_t(loadAt<int8_t>(a, i) / int64_t(d)));
+        break;
+      case DataType::kUint8:
+        storeAt(out, i, uint8_t(loadAt<uint8_t>(a, i) / uint64_t(d)));
+        break;
+      case DataType::kInt32:
+        storeAt(out, i, int32_t(loadAt<int32_t>(a, i) / int64_t(d)));
+        break;
+      case DataType::kUint32:
+        storeAt(out, i, uint32_t(loadAt<uint32_t>(a, i) / uint64_t(d)));
+        break;
+      case DataType::kInt64:
+        storeAt(out, i, loadAt<int64_t>(a, i) / int64_t(d));
+        break;
+      case DataType::kUint64:
+        storeAt(out, i, loadAt<uint64_t>(a, i) / uint64_t(d));
+        break;
+      case DataType::kFloat32:
+        storeAt(out, i, loadAt<float>(a, i) / float(d));
+        break;
+      case DataType::kFloat64:
+        storeAt(out, i, loadAt<double>(a, i) / double(d));
+        break;
       default: {
         const float x = float(testing::refDecode(*narrowSpec(type), loadNarrow(type, a, i)));
         storeNarrow(type, out, i, encodeNarrow(type, x / float(d)));
@@ -329,10 +382,11 @@ TEST(ReduceSemantics, NarrowFloatsRoundEveryCall) {
 }
 
 // Every bit pattern against a permuted partner, compared bit for bit (NaN payloads included, but
-// for two NaN operands any NaN may win) with the scalar codecs: the vector paths (AVX2, F16C for half) must not change any result.
+// for two NaN operands any NaN may win) with the scalar codecs: the vector paths (AVX2, F16C for
+// half) must not change any result.
 TEST(ReduceSemantics, NarrowKernelsMatchScalarCodecsBitForBit) {
-  for (DataType type : {DataType::kFloat16, DataType::kBfloat16, DataType::kFloat8e4m3,
-                        DataType::kFloat8e5m2}) {
+  for (DataType type :
+       {DataType::kFloat16, DataType::kBfloat16, DataType::kFloat8e4m3, DataType::kFloat8e5m2}) {
     const size_t n = size_t(1) << (8 * dataTypeSize(type));
     Bytes a(n * dataTypeSize(type)), b(a.size()), out(a.size());
     for (size_t i = 0; i < n; ++i) {
@@ -345,10 +399,14 @@ TEST(ReduceSemantics, NarrowKernelsMatchScalarCodecsBitForBit) {
         const auto decode = [&](const Bytes& buf) {
           const uint32_t v = loadNarrow(type, buf, i);
           switch (type) {
-            case DataType::kFloat16: return halfToFloat(uint16_t(v));
-            case DataType::kBfloat16: return bfloat16ToFloat(uint16_t(v));
-            case DataType::kFloat8e4m3: return fp8e4m3ToFloat(uint8_t(v));
-            default: return fp8e5m2ToFloat(uint8_t(v));
+            case DataType::kFloat16:
+              return halfToFloat(uint16_t(v));
+            case DataType::kBfloat16:
+              return bfloat16ToFloat(uint16_t(v));
+            case DataType::kFloat8e4m3:
+              return fp8e4m3ToFloat(uint8_t(v));
+            default:
+              return fp8e5m2ToFloat(uint8_t(v));
           }
         };
         const float x = decode(a), y = decode(b);
@@ -365,7 +423,7 @@ TEST(ReduceSemantics, NarrowKernelsMatchScalarCodecsBitForBit) {
 }
 
 TEST(Names, MatchNcclTests) {
-  const char* const types[] = {"int8", "uint8", "int32", "uint32", "int64", "uint64",
+  const char* const types[] = {"int8", "uint8", "int32",  "uint32",   "int64",  "uint64",
                                "half", "float", "double", "bfloat16", "f8e4m3", "f8e5m2"};
   const size_t sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
   for (int t = 0; t < kNumDataTypes; ++t) {

@@ -30,7 +30,8 @@ inline double refDecode(const FormatSpec& spec, uint32_t bits) {
   const uint32_t mant = bits & ((1u << mantBits) - 1);
   double value;
   if (spec.ieee && exp == expAll) {
-    value = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    value =
+        mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
   } else if (!spec.ieee && exp == expAll && mant == (1u << mantBits) - 1) {
     value = std::numeric_limits<double>::quiet_NaN();
   } else if (exp == 0) {

@@ -21,8 +21,8 @@ class DeviceWindows {
     size_t bytes = (windows + 1) * MrCache::kWindowBytes;  // room to align the first
     EXPECT_EQ(trnrtMalloc(&memory_, bytes), trnrtSuccess);
     auto address = reinterpret_cast<uintptr_t>(memory_);
-    uintptr_t aligned = (address + MrCache::kWindowBytes - 1) / MrCache::kWindowBytes *
-                        MrCache::kWindowBytes;
+    uintptr_t aligned =
+        (address + MrCache::kWindowBytes - 1) / MrCache::kWindowBytes * MrCache::kWindowBytes;
     first_ = static_cast<std::byte*>(memory_) + (aligned - address);
   }
   ~DeviceWindows() { EXPECT_EQ(trnrtFree(memory_), trnrtSuccess); }

@@ -18,12 +18,12 @@
 #include <vector>
 
 #include "common/status.h"
-#include "device/device_api.h"
 #include "common/wait.h"
+#include "device/device_api.h"
 #include "support/transport_harness.h"
+#include "transports/core/transport.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/ofi/provider.h"
-#include "transports/core/transport.h"
 
 namespace trnccl::transport::ofi::test {
 

@@ -30,7 +30,9 @@ std::vector<int> ringPeers(int rank, int n) {
   return peers;
 }
 
-uint64_t seedOf(int from, int to, size_t size) { return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size; }
+uint64_t seedOf(int from, int to, size_t size) {
+  return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size;
+}
 
 // Every rank sends each size to both ring neighbours at once and receives from both.
 void ringExchange(int n) {
@@ -159,9 +161,8 @@ TEST_P(OfiTransportTest, MismatchFails) {
 // A rank without ofi peers still takes part in setup; the others connect normally.
 TEST_P(OfiTransportTest, RankWithoutPeers) {
   Cluster cluster(3);
-  Status status = cluster.connect([](int r) {
-    return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r};
-  });
+  Status status =
+      cluster.connect([](int r) { return r == 2 ? std::vector<int>{} : std::vector<int>{1 - r}; });
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_TRUE(cluster.connections[2].empty());
   EXPECT_EQ(cluster.connections[0].size(), 1u);

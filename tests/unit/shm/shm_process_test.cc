@@ -6,10 +6,10 @@
 #include <sys/wait.h>
 
 #include "device/device_api.h"
-#include "unit/shm/shm_test_util.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/testing.h"
 #include "trnccl/trnrt.h"
+#include "unit/shm/shm_test_util.h"
 
 namespace trnccl::transport::shm::test {
 namespace {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "device/device_api.h"
 #include "common/wait.h"
+#include "device/device_api.h"
 #include "support/transport_harness.h"
-#include "transports/shm/shm_transport.h"
 #include "transports/core/transport.h"
+#include "transports/shm/shm_transport.h"
 
 namespace trnccl::transport::shm::test {
 

@@ -6,9 +6,9 @@
 
 #include <tuple>
 
-#include "unit/shm/shm_test_util.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/testing.h"
+#include "unit/shm/shm_test_util.h"
 
 namespace trnccl::transport::shm::test {
 namespace {

@@ -1,17 +1,15 @@
 // TRNCCL_SOCKET_IFNAME and TRNCCL_SOCKET_FAMILY: NCCL's interface selection syntax and the
 // listener address chosen from a given interface list.
-#include <gtest/gtest.h>
-
 #include "transports/tcp/interfaces.h"
+
+#include <gtest/gtest.h>
 
 namespace trnccl::transport::tcp {
 namespace {
 
 namespace ip = boost::asio::ip;
 
-Interface at(const char* name, const char* address) {
-  return {name, ip::make_address(address)};
-}
+Interface at(const char* name, const char* address) { return {name, ip::make_address(address)}; }
 
 std::string chosen(const std::vector<Interface>& all, std::string_view spec,
                    std::string_view family = "") {
@@ -52,8 +50,7 @@ TEST(TcpInterfaces, DefaultSkipsLoopbackAndDocker) {
 }
 
 TEST(TcpInterfaces, DefaultFallsBackToDockerThenLoopback) {
-  EXPECT_EQ(chosen({at("lo", "127.0.0.1"), at("docker0", "172.17.0.1")}, ""),
-            "docker0 172.17.0.1");
+  EXPECT_EQ(chosen({at("lo", "127.0.0.1"), at("docker0", "172.17.0.1")}, ""), "docker0 172.17.0.1");
   EXPECT_EQ(chosen({at("lo", "127.0.0.1"), at("lo", "::1")}, ""), "lo 127.0.0.1");
   EXPECT_EQ(chosen({at("lo", "::1")}, ""), "lo ::1");
 }

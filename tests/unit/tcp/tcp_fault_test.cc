@@ -5,10 +5,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "unit/tcp/tcp_test_util.h"
 #include "transports/tcp/setup.h"
 #include "transports/tcp/testing.h"
 #include "transports/tcp/wire.h"
+#include "unit/tcp/tcp_test_util.h"
 
 namespace trnccl::transport::tcp::test {
 namespace {
@@ -211,10 +211,13 @@ TEST(TcpListener, JunkConnectionsDoNotStopTheSetup) {
     Handshake oldVersion;
     oldVersion.version = kProtocolVersion + 1;
     oldVersion.commHash = hash;
-    for (auto [data, size] : std::vector<std::pair<const void*, size_t>>{
-             {http, sizeof(http) - 1}, {&otherComm, sizeof(Handshake)},
-             {&badRank, sizeof(Handshake)}, {&oldVersion, sizeof(Handshake)},
-             {"hi", 2}, {nullptr, 0}}) {
+    for (auto [data, size] :
+         std::vector<std::pair<const void*, size_t>>{{http, sizeof(http) - 1},
+                                                     {&otherComm, sizeof(Handshake)},
+                                                     {&badRank, sizeof(Handshake)},
+                                                     {&oldVersion, sizeof(Handshake)},
+                                                     {"hi", 2},
+                                                     {nullptr, 0}}) {
       junk.push_back(junkClient(port, data, size));
     }
     ::shutdown(junk[junk.size() - 2], SHUT_WR);  // "hi", then end of file
@@ -250,9 +253,8 @@ TEST(TcpListener, FloodOfSilentConnectionsOnlyDelays) {
 
 TEST(TcpSetup, AsymmetricPeersFailOnEveryRank) {
   Cluster cluster(2);
-  Status status = cluster.connect([](int r) {
-    return r == 0 ? std::vector<int>{1} : std::vector<int>{};
-  });
+  Status status =
+      cluster.connect([](int r) { return r == 0 ? std::vector<int>{1} : std::vector<int>{}; });
   ASSERT_FALSE(status.isOk());
   EXPECT_NE(cluster.statuses[0].message().find("rank 1 does not listen for rank 0"),
             std::string::npos)

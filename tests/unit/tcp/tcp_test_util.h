@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "common/status.h"
-#include "device/device_api.h"
 #include "common/wait.h"
+#include "device/device_api.h"
 #include "support/transport_harness.h"
-#include "transports/tcp/tcp_transport.h"
 #include "transports/core/transport.h"
+#include "transports/tcp/tcp_transport.h"
 
 namespace trnccl::transport::tcp::test {
 
@@ -31,7 +31,6 @@ using namespace std::chrono_literals;
 
 // Tests listen on loopback only, whatever else this machine has (set before main runs).
 inline const bool kLoopbackOnly = [] { return ::setenv("TRNCCL_SOCKET_IFNAME", "=lo", 1) == 0; }();
-
 
 struct Rank {
   Rank(int rank, int nranks, uint64_t commHash, OobChannel* oob) {

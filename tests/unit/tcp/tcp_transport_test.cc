@@ -5,8 +5,8 @@
 
 #include <tuple>
 
-#include "unit/tcp/tcp_test_util.h"
 #include "transports/tcp/tcp_connection.h"
+#include "unit/tcp/tcp_test_util.h"
 
 namespace trnccl::transport::tcp::test {
 namespace {
@@ -67,8 +67,7 @@ TEST_P(TcpRing, ExchangesOddAndLargeSizesBothWays) {
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first->sockets(), static_cast<size_t>(nsocks));
   EXPECT_EQ(first->bufferBytes(), kBuffer);
-  const std::vector<size_t> sizes = {1, 7, 4096 + 3, first->bufferBytes() * 3 + 5,
-                                     (8 << 20) + 3};
+  const std::vector<size_t> sizes = {1, 7, 4096 + 3, first->bufferBytes() * 3 + 5, (8 << 20) + 3};
 
   Status status = cluster.runEach([&](int r) -> Status {
     std::vector<int> peers = ringPeers(r, n);
@@ -82,13 +81,11 @@ TEST_P(TcpRing, ExchangesOddAndLargeSizesBothWays) {
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, TcpRing,
-                         ::testing::Combine(::testing::Values(2, 3, 4, 5, 8),
-                                            ::testing::Values(1, 4)),
-                         [](const auto& info) {
-                           return fmt::format("{}ranks_{}sockets", std::get<0>(info.param),
-                                              std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Ranks, TcpRing, ::testing::Combine(::testing::Values(2, 3, 4, 5, 8), ::testing::Values(1, 4)),
+    [](const auto& info) {
+      return fmt::format("{}ranks_{}sockets", std::get<0>(info.param), std::get<1>(info.param));
+    });
 
 // Many messages back to back, both ways, sizes straddling chunk and ring boundaries: the
 // receiver must find each chunk's header on the right socket every time.
@@ -97,9 +94,15 @@ TEST(TcpStriping, ManyMessagesAcrossFourSockets) {
   EnvGuard buffer("TRNCCL_TCP_BUFFER_BYTES", std::to_string(kBuffer));
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
-  const std::vector<size_t> sizes = {kChunkBytes - 1, kChunkBytes, kChunkBytes + 1,
-                                     3 * kChunkBytes + 17, 4 * kChunkBytes, 9 * kChunkBytes - 3,
-                                     1, 33, 5 * kChunkBytes + kChunkBytes / 2};
+  const std::vector<size_t> sizes = {kChunkBytes - 1,
+                                     kChunkBytes,
+                                     kChunkBytes + 1,
+                                     3 * kChunkBytes + 17,
+                                     4 * kChunkBytes,
+                                     9 * kChunkBytes - 3,
+                                     1,
+                                     33,
+                                     5 * kChunkBytes + kChunkBytes / 2};
   Status status = cluster.runEach([&](int r) -> Status {
     std::vector<std::pair<int, Connection*>> links{{1 - r, cluster.conn(r, 0)}};
     for (size_t round = 0; round < 3; ++round) {
@@ -114,9 +117,8 @@ TEST(TcpStriping, ManyMessagesAcrossFourSockets) {
 
 TEST(TcpSetup, RankWithoutPeersTakesPart) {
   Cluster cluster(3);
-  Status status = cluster.connect([](int r) {
-    return r == 1 ? std::vector<int>{} : std::vector<int>{2 - r};
-  });
+  Status status =
+      cluster.connect([](int r) { return r == 1 ? std::vector<int>{} : std::vector<int>{2 - r}; });
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_TRUE(cluster.connections[1].empty());
   status = cluster.runEach([&](int r) -> Status {

@@ -1,9 +1,10 @@
 // rank → (instance, chip, core): cores of a chip first, then chips, then instances; the
 // TRNCCL_EMU_RANKS_PER_NODE override; routes between ranks.
+#include "topology/layout.h"
+
 #include <gtest/gtest.h>
 
 #include "topo_test_util.h"
-#include "topology/layout.h"
 
 namespace trnccl::topology {
 namespace {

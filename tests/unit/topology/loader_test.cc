@@ -1,9 +1,10 @@
 // Built-in descriptions carry DESIGN.md's facts; dump/load round-trips; bad files are reported
 // with file, line and field; names resolve through TRNCCL_TOPOLOGY_PATH before the built-ins.
+#include "topology/loader.h"
+
 #include <gtest/gtest.h>
 
 #include "topo_test_util.h"
-#include "topology/loader.h"
 
 namespace trnccl::topology {
 namespace {
@@ -12,10 +13,9 @@ using testing::builtin;
 using testing::ScopedEnv;
 using testing::TempFile;
 
-const char* const kBuiltins[] = {"trn1.2xlarge",          "trn1.32xlarge",
-                                 "trn1n.32xlarge",        "trn2.48xlarge",
-                                 "trn2.48xlarge-lnc2",    "trn2-ultraserver",
-                                 "trn3-ultraserver-gen1", "trn3-ultraserver-gen2"};
+const char* const kBuiltins[] = {
+    "trn1.2xlarge",       "trn1.32xlarge",    "trn1n.32xlarge",        "trn2.48xlarge",
+    "trn2.48xlarge-lnc2", "trn2-ultraserver", "trn3-ultraserver-gen1", "trn3-ultraserver-gen2"};
 
 TEST(Builtins, AllLoadUnderTheirOwnName) {
   for (const char* name : kBuiltins) {
@@ -84,7 +84,7 @@ TEST(Builtins, Trn2UltraServer) {
   EXPECT_EQ(t.fabric.zLink->bandwidthGbps * 2, 256);  // +256 GB/s per chip over 2 Z links
   int zLinks = 0;
   for (const Link& l : t.links) zLinks += l.zLink ? 1 : 0;
-  EXPECT_EQ(zLinks, 64);                 // a 4-ring per coordinate, 16 coordinates
+  EXPECT_EQ(zLinks, 64);  // a 4-ring per coordinate, 16 coordinates
   EXPECT_EQ(t.links.size(), 4u * 32 + 64);
   EXPECT_EQ(t.chips[16 * 2 + 5].coord, (Coord{1, 1, 2}));
   // Chip 0's neighbours: the in-instance torus, then the Z neighbours (instances 3 and 1).
@@ -180,16 +180,19 @@ TEST(BadFiles, NonPositiveLinkBandwidthNamesLineAndField) {
 TEST(BadFiles, FieldErrors) {
   expectError(std::string(kHead) + "lnc: 3\n", 8, "lnc: must be 1 or 2");
   expectError(std::string(kHead) + "fabric: {kind: ring}\n", 8, "'kind' must be none, torus2d");
-  expectError(std::string(kHead) + "fabric:\n  kind: torus2d\n  rows: 4\n  cols: 4\n"
-                                   "  link: {class: neuronlink, bandwidth_gbps: 96, latency_us: 1}\n",
+  expectError(std::string(kHead) +
+                  "fabric:\n  kind: torus2d\n  rows: 4\n  cols: 4\n"
+                  "  link: {class: neuronlink, bandwidth_gbps: 96, latency_us: 1}\n",
               8, "fabric: rows x cols (4 x 4) must equal chips_per_instance (4)");
-  expectError(std::string(kHead) + "network: {class: infiniband, bandwidth_gbps: 1, "
-                                   "latency_us: 1, nics: 1}\n",
+  expectError(std::string(kHead) +
+                  "network: {class: infiniband, bandwidth_gbps: 1, "
+                  "latency_us: 1, nics: 1}\n",
               8, "network: 'class' must be neuronlink, efa or pcie");
   expectError(std::string(kHead) + "bandwith: 3\n", 8, "unknown field 'bandwith'");
   expectError("name: x\nchips_per_instance: 1\n", 1, "device: missing");
-  expectError(std::string(kHead) + "chips:\n  - id: 1\n    links:\n"
-                                   "      - {peer: 9, class: pcie, bandwidth_gbps: 1, latency_us: 1}\n",
+  expectError(std::string(kHead) +
+                  "chips:\n  - id: 1\n    links:\n"
+                  "      - {peer: 9, class: pcie, bandwidth_gbps: 1, latency_us: 1}\n",
               11, "chips[0].links[0].peer: 9 is not another chip");
   expectError("name: [unclosed\n", 2, "");
 }

@@ -1,11 +1,12 @@
 // Subgroups (instance, leaders/rails, torus rows and columns, Z rings) and rank rings.
+#include "topology/subgroups.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "topo_test_util.h"
 #include "topology/rings.h"
-#include "topology/subgroups.h"
 #include "topology/torus.h"
 
 namespace trnccl::topology {

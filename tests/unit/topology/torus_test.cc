@@ -1,11 +1,11 @@
 // Torus neighbours against neuron-ls (DESIGN.md "Topology facts") and an independent formula;
 // the two edge-disjoint Hamiltonian rings; the row ring / snake for partly used instances.
+#include "topology/torus.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <utility>
-
-#include "topology/torus.h"
 
 namespace trnccl::topology {
 namespace {
@@ -29,11 +29,21 @@ TEST(TorusNeighbors, FullTableMatchesIndependentFormula) {
 
 TEST(TorusNeighbors, FullTableAsListed) {
   // The neuron-ls --topology table for a 4x4 torus, written out.
-  const std::array<std::array<int, 4>, 16> table{{{12, 3, 4, 1},  {13, 0, 5, 2},  {14, 1, 6, 3},
-                                                  {15, 2, 7, 0},  {0, 7, 8, 5},   {1, 4, 9, 6},
-                                                  {2, 5, 10, 7},  {3, 6, 11, 4},  {4, 11, 12, 9},
-                                                  {5, 8, 13, 10}, {6, 9, 14, 11}, {7, 10, 15, 8},
-                                                  {8, 15, 0, 13}, {9, 12, 1, 14}, {10, 13, 2, 15},
+  const std::array<std::array<int, 4>, 16> table{{{12, 3, 4, 1},
+                                                  {13, 0, 5, 2},
+                                                  {14, 1, 6, 3},
+                                                  {15, 2, 7, 0},
+                                                  {0, 7, 8, 5},
+                                                  {1, 4, 9, 6},
+                                                  {2, 5, 10, 7},
+                                                  {3, 6, 11, 4},
+                                                  {4, 11, 12, 9},
+                                                  {5, 8, 13, 10},
+                                                  {6, 9, 14, 11},
+                                                  {7, 10, 15, 8},
+                                                  {8, 15, 0, 13},
+                                                  {9, 12, 1, 14},
+                                                  {10, 13, 2, 15},
                                                   {11, 14, 3, 12}}};
   for (int d = 0; d < 16; ++d) EXPECT_EQ(torusNeighbors(d, 4, 4), table[d]) << "device " << d;
 }
