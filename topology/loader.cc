@@ -16,6 +16,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "topology/builtins.h"
 
 namespace trnccl::topology {
 namespace {
@@ -269,18 +270,32 @@ Result<Topology> parseTopology(const std::string& text, const std::string& sourc
   }
 }
 
+namespace {
+
+Result<Topology> logLoaded(Result<Topology> topo, std::string_view from) {
+  if (topo) {
+    TRN_INFO(kInit, "topology {} from {}: {} instance(s) x {} chips x {} ranks, fabric {}",
+             topo->name, from, topo->instances, topo->chipsPerInstance, topo->ranksPerChip(),
+             fabricKindName(topo->fabric.kind));
+  }
+  return topo;
+}
+
+const BuiltinDescription* findBuiltin(std::string_view name) {
+  for (const BuiltinDescription& b : builtinDescriptions()) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Result<Topology> loadTopologyFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) return invalidArgument("cannot read topology file '{}': {}", path, std::strerror(errno));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  auto topo = parseTopology(buffer.str(), path);
-  if (topo) {
-    TRN_INFO(kInit, "topology {} from {}: {} instance(s) x {} chips x {} ranks, fabric {}",
-             topo->name, path, topo->instances, topo->chipsPerInstance, topo->ranksPerChip(),
-             fabricKindName(topo->fabric.kind));
-  }
-  return topo;
+  return logLoaded(parseTopology(buffer.str(), path), path);
 }
 
 std::vector<std::string> topologySearchPath() {
@@ -289,7 +304,6 @@ std::vector<std::string> topologySearchPath() {
   for (std::string dir; std::getline(extra, dir, ':');) {
     if (!dir.empty()) dirs.push_back(dir);
   }
-  dirs.push_back(TRNCCL_TOPOLOGY_DIR);
   return dirs;
 }
 
@@ -301,6 +315,7 @@ std::vector<std::string> listTopologies() {
       if (entry.path().extension() == ".yaml") names.insert(entry.path().stem().string());
     }
   }
+  for (const BuiltinDescription& b : builtinDescriptions()) names.emplace(b.name);
   return {names.begin(), names.end()};
 }
 
@@ -311,8 +326,13 @@ Result<Topology> loadTopology(const std::string& nameOrPath) {
     std::string path = dir + "/" + nameOrPath + ".yaml";
     if (std::filesystem::exists(path)) return loadTopologyFile(path);
   }
-  return invalidArgument("topology '{}' is not a built-in (searched {}; known: {})", nameOrPath,
-                         fmt::join(dirs, ":"), fmt::join(listTopologies(), ", "));
+  if (const BuiltinDescription* b = findBuiltin(nameOrPath)) {
+    std::string source = fmt::format("{}.yaml (built-in)", b->name);
+    return logLoaded(parseTopology(std::string(b->yaml), source), source);
+  }
+  return invalidArgument(
+      "topology '{}' is neither a built-in nor in TRNCCL_TOPOLOGY_PATH ('{}'); known: {}",
+      nameOrPath, fmt::join(dirs, ":"), fmt::join(listTopologies(), ", "));
 }
 
 }  // namespace trnccl::topology

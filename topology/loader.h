@@ -13,8 +13,8 @@
 namespace trnccl::topology {
 
 // A path (contains '/' or ends in .yaml/.yml) loads that file; a name loads <name>.yaml from
-// the search path: the directories of TRNCCL_TOPOLOGY_PATH (':'-separated) first, then the
-// built-in descriptions compiled in (TRNCCL_TOPOLOGY_DIR).
+// the directories of TRNCCL_TOPOLOGY_PATH (':'-separated), else the built-in description of
+// that name, compiled into the library (topology/builtins.h).
 Result<Topology> loadTopology(const std::string& nameOrPath);
 Result<Topology> loadTopologyFile(const std::string& path);
 // Parses YAML text; `source` names it in errors (a file name, or "<string>").
@@ -22,8 +22,9 @@ Result<Topology> parseTopology(const std::string& text, const std::string& sourc
 
 std::string dumpYaml(const Topology& topo);
 
+// The directories of TRNCCL_TOPOLOGY_PATH, in order (searched before the built-ins).
 std::vector<std::string> topologySearchPath();
-// Names of the descriptions on the search path (sorted, first occurrence wins).
+// Names of the descriptions in those directories and of the built-ins (sorted, no duplicates).
 std::vector<std::string> listTopologies();
 
 }  // namespace trnccl::topology
