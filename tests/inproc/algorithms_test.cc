@@ -38,7 +38,9 @@ TEST_P(Algorithms, ForcedAlgorithmMatchesReference) {
     planned[r] = ranks.comm(r)->impl->lastPlanned();
   });
   unsetenv("TRNCCL_ALGO");
-  if (c.count > 0) EXPECT_EQ(planned[0], p.algo);
+  if (c.count > 0) {
+    EXPECT_EQ(planned[0], p.algo);
+  }
   for (int r = 0; r < c.nranks; ++r) EXPECT_EQ(countWrong(c, r, out[r]), 0u) << "rank " << r;
   if (sameOnAllRanks(c.coll)) {
     for (int r = 1; r < c.nranks; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r;

@@ -152,7 +152,9 @@ TEST(ChannelSchedules, TwoChannelsUseBothRingsAndNeverShareAConnectionDirection)
           EXPECT_EQ(sendPeers, nexts) << "rank " << r << " count " << count;
           EXPECT_EQ(recvPeers, prevs) << "rank " << r << " count " << count;
         }
-        if (bothChannels && count >= 2) EXPECT_GT(paired, 0);
+        if (bothChannels && count >= 2) {
+          EXPECT_GT(paired, 0);
+        }
         EXPECT_GT(groups, 0);
       }
     }
@@ -258,7 +260,9 @@ TEST_P(RingChannels, MatchesReference) {
   });
   unsetenv("TRNCCL_NCHANNELS");
   unsetenv("TRNCCL_ALGO");
-  if (c.count > 0) EXPECT_EQ(planned[0], "ring");
+  if (c.count > 0) {
+    EXPECT_EQ(planned[0], "ring");
+  }
   for (int r = 0; r < c.nranks; ++r) EXPECT_EQ(countWrong(c, r, out[r]), 0u) << "rank " << r;
   if (sameOnAllRanks(c.coll)) {
     for (int r = 1; r < c.nranks; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r;

@@ -86,18 +86,22 @@ TEST(Group, SendToSelfAndLoneSendRecv) {
     // Outside a group: rank 0 sends to 2, rank 2 receives from 0; rank 1 does nothing, then
     // every rank joins an all-reduce, which must not be confused by the point-to-point traffic.
     int64_t v = 0;
-    if (r == 0)
+    if (r == 0) {
       ASSERT_EQ(trncclSend(&mine, 1, trncclInt64, 2, ranks.comm(r), ranks.stream(r)),
                 trncclSuccess);
-    if (r == 2)
+    }
+    if (r == 2) {
       ASSERT_EQ(trncclRecv(&v, 1, trncclInt64, 0, ranks.comm(r), ranks.stream(r)), trncclSuccess);
+    }
     int64_t sum = 1;
     ASSERT_EQ(
         trncclAllReduce(&sum, &sum, 1, trncclInt64, trncclSum, ranks.comm(r), ranks.stream(r)),
         trncclSuccess);
     ASSERT_EQ(trnrtStreamSynchronize(ranks.stream(r)), trnrtSuccess) << trnrtGetLastErrorMessage();
     EXPECT_EQ(self, 7 + r);
-    if (r == 2) EXPECT_EQ(v, 7);
+    if (r == 2) {
+      EXPECT_EQ(v, 7);
+    }
     EXPECT_EQ(sum, 3);
   });
 }
