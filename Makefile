@@ -5,7 +5,8 @@
 #   make asan-test   unit + in-process suites under ASan+UBSan (build-asan; CI runs it after `test`)
 #   make tsan-test   the same under ThreadSanitizer (build-tsan)
 #   make fuzz        every libFuzzer target for TRNCCL_FUZZ_SECONDS (60) each (build-fuzz, clang)
-#   make format-check   fail when a C/C++ file differs from clang-format (CI runs it first)
+#   make format-check   fail when a C/C++ file differs from clang-format or has over 450 lines
+#                       (CI runs it first)
 #   make format         rewrite them with clang-format
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
