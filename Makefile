@@ -8,11 +8,12 @@
 #   make format-check   fail when a C/C++ file differs from clang-format or has over 450 lines
 #                       (CI runs it first)
 #   make format         rewrite them with clang-format
+#   make arch-graph     regenerate docs/layers.svg (the layer picture) from the CMake targets
 BUILD   ?= build
 JOBS    ?= $(shell nproc)
 CTEST_J ?= 2
 
-.PHONY: all deps configure build demo test fault asan-test tsan-test fuzz format format-check clean
+.PHONY: all deps configure build demo test fault asan-test tsan-test fuzz format format-check arch-graph clean
 
 all: build
 
@@ -63,6 +64,9 @@ format-check: deps
 
 format: deps
 	@bash scripts/check-format.sh --fix
+
+arch-graph: deps
+	@bash scripts/arch-graph.sh
 
 clean:
 	rm -rf $(BUILD)
