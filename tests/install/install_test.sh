@@ -9,12 +9,14 @@
 #   pkg-config WORK CC SRC     cc FILE $(pkg-config --cflags --libs trnccl): build and run
 #   plain  WORK CXX SRC        c++ -I.../include FILE -L.../lib -ltrnccl -ltrnrt: build and run
 # Nothing of the environment leads to the trees: LD_LIBRARY_PATH and TRNCCL_TOPOLOGY_PATH are
-# cleared, so the programs find libraries through RUNPATH and topologies compiled in.
+# cleared (the plain compiler line sets LD_LIBRARY_PATH, as such a user would), so programs find
+# libraries through RUNPATH and topologies compiled in.
 set -euo pipefail
 unset LD_LIBRARY_PATH TRNCCL_TOPOLOGY_PATH TRNCCL_TOPOLOGY PKG_CONFIG_PATH CMAKE_PREFIX_PATH
 step=$1
 work=$2
 prefix=$work/prefix
+lib=$prefix/${INSTALL_LIBDIR:-lib}  # CMAKE_INSTALL_LIBDIR, from tests/install/CMakeLists.txt
 fail() { echo "install_test $step: $*" >&2; exit 1; }
 
 case $step in
@@ -30,7 +32,7 @@ stage)
       fail "the files above name $tree"
     fi
   done
-  for f in "$prefix"/lib/lib*.so.*.* "$prefix"/bin/*; do
+  for f in "$lib"/lib*.so.*.* "$prefix"/bin/*; do
     runpath=$(readelf -d "$f" | sed -n 's/.*R\(UN\)\?PATH.*\[\(.*\)\]/\2/p')
     case $runpath in *'$ORIGIN'*) ;; *) fail "$f: RUNPATH '$runpath' is not relative" ;; esac
     case $runpath in *"$build"* | *"$source"*) fail "$f: RUNPATH '$runpath'" ;; esac
@@ -52,12 +54,14 @@ cmake)
   cxx=$3 generator=$4 src=$5
   cmake -S "$src" -B "$work/cmake-build" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake-configure.log"
+  grep -qx "trnccl_DIR:PATH=$lib/cmake/trnccl" "$work/cmake-build/CMakeCache.txt" ||
+    fail "find_package found another trnccl: $(grep trnccl_DIR "$work/cmake-build/CMakeCache.txt")"
   cmake --build "$work/cmake-build" >"$work/cmake-build.log"
   "$work/cmake-build/two_ranks"
   ;;
 pkg-config)
   cc=$3 src=$4
-  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+  export PKG_CONFIG_PATH=$lib/pkgconfig
   echo "pkg-config --cflags --libs trnccl: $(pkg-config --cflags --libs trnccl)"
   pkg-config --cflags trnccl | grep -qF -- "-I$prefix/" || fail "--cflags does not name $prefix"
   # As examples/allreduce_threads.c says, plus the run path a user adds to run it in place.
@@ -68,9 +72,9 @@ pkg-config)
   ;;
 plain)
   cxx=$3 src=$4
-  "$cxx" -std=c++17 -Wall -Wextra -Werror -I"$prefix/include" "$src" -L"$prefix/lib" -ltrnccl \
-    -ltrnrt -o "$work/two_ranks_plain"
-  LD_LIBRARY_PATH=$prefix/lib "$work/two_ranks_plain"
+  "$cxx" -std=c++17 -Wall -Wextra -Werror -I"$prefix/include" "$src" -L"$lib" -ltrnccl -ltrnrt \
+    -o "$work/two_ranks_plain"
+  LD_LIBRARY_PATH=$lib "$work/two_ranks_plain"
   ;;
 *)
   fail "unknown step"
