@@ -23,15 +23,6 @@ using schedule::Step;
 
 namespace {
 
-// Adds `steps` (dropping empty ones) as one batch that progresses concurrently.
-void addBatch(schedule::Schedule& s, std::vector<Step> steps) {
-  std::erase_if(steps, [](const Step& st) { return st.count == 0; });
-  for (size_t i = 0; i < steps.size(); ++i) {
-    steps[i].withNext = i + 1 < steps.size();
-    s.add(steps[i]);
-  }
-}
-
 // Direct reduce-scatter: block k of `send` (at offset(k), count(k)) goes to rank k; the n-1
 // incoming copies of my block are reduced in, one peer at a time, into `out`.
 template <typename Offset, typename Count>
@@ -51,7 +42,7 @@ void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::by
                        .dst = out,
                        .count = count(r),
                        .postOp = a.op == device::RedOp::kAvg && n == 2});
-  addBatch(s, std::move(round));
+  s.addGroup(std::move(round));
   for (int k = 2; k < n; ++k) {
     s.add(Step{.prim = Primitive::kRecvReduceCopy,
                .recvPeer = mod(r - k, n),
@@ -77,7 +68,7 @@ void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, O
                          .dst = buf + offset(from),
                          .count = count(from)});
   }
-  addBatch(s, std::move(round));
+  s.addGroup(std::move(round));
 }
 
 }  // namespace

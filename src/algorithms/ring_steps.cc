@@ -52,13 +52,11 @@ void interleaveChannels(schedule::Schedule& s, const std::vector<std::vector<Ste
   size_t longest = 0;
   for (const auto& c : channels) longest = std::max(longest, c.size());
   for (size_t k = 0; k < longest; ++k) {
-    const size_t first = s.steps.size();
+    std::vector<Step> group;
     for (const auto& c : channels) {
-      if (k >= c.size() || c[k].count == 0) continue;
-      s.add(c[k]);
-      s.steps.back().withNext = true;
+      if (k < c.size()) group.push_back(c[k]);
     }
-    if (s.steps.size() > first) s.steps.back().withNext = false;
+    s.addGroup(std::move(group));
   }
 }
 

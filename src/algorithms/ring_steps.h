@@ -33,8 +33,8 @@ Ring ringAt(const std::vector<int>& members, int rank);
 std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks);
 
 // Appends per-channel step lists to `s` so that the channels progress together: the k-th steps
-// of all channels form one group (withNext), empty steps dropped. Each list must hold the same
-// logical steps on every rank (empty ones included), so that a group's steps match the peers'
+// of all channels form one group (Schedule::addGroup drops the empty ones). Each list must hold the
+// same logical steps on every rank (empty ones included), so that a group's steps match the peers'
 // groups: the executor tags messages per directed connection in the order steps begin, and a
 // channel's connections carry only that channel's messages.
 void interleaveChannels(schedule::Schedule& s,

@@ -125,8 +125,8 @@ TEST(ChannelSchedules, TwoChannelsUseBothRingsAndNeverShareAConnectionDirection)
         std::set<int> sendPeers, recvPeers;
         std::set<int> groupSend, groupRecv;
         int groups = 0, paired = 0;
-        for (size_t i = 0; i < s.steps.size(); ++i) {
-          const auto& st = s.steps[i];
+        for (size_t i = 0; i < s.steps().size(); ++i) {
+          const auto& st = s.steps()[i];
           if (st.sendPeer >= 0) {
             EXPECT_TRUE(groupSend.insert(st.sendPeer).second) << "step " << i;
             sendPeers.insert(st.sendPeer);
@@ -169,7 +169,7 @@ TEST(ChannelSchedules, OneRingFallsBackToOneChannelAlongLinks) {
   std::vector<std::byte> send, recv;
   auto s = build(Collective::kAllReduce, 16, 0, 100000, 2, send, recv);
   std::set<int> recvPeers;
-  for (const auto& st : s.steps) {
+  for (const auto& st : s.steps()) {
     EXPECT_FALSE(st.withNext);
     if (st.recvPeer >= 0) recvPeers.insert(st.recvPeer);
   }

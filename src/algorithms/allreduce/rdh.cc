@@ -70,19 +70,16 @@ schedule::Schedule rdh(const CollArgs& a) {
     const bool lower = (v & d) == 0;
     Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
     Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = partner,
-               .src = src + give.lo * elem,
-               .count = give.hi - give.lo,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecvReduceCopy,
-               .recvPeer = partner,
-               .src = src + keep.lo * elem,
-               .dst = recv + keep.lo * elem,
-               .count = keep.hi - keep.lo,
-               .postOp = avg && d == 1});
-    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend)
-      s.steps.back().withNext = false;
+    s.addGroup({Step{.prim = Primitive::kSend,
+                     .sendPeer = partner,
+                     .src = src + give.lo * elem,
+                     .count = give.hi - give.lo},
+                Step{.prim = Primitive::kRecvReduceCopy,
+                     .recvPeer = partner,
+                     .src = src + keep.lo * elem,
+                     .dst = recv + keep.lo * elem,
+                     .count = keep.hi - keep.lo,
+                     .postOp = avg && d == 1}});
     held.push_back(cur);
     cur = keep;
     src = recv;  // from the second level on, the running sums live in recvbuff
@@ -92,17 +89,14 @@ schedule::Schedule rdh(const CollArgs& a) {
     const int partner = realRank(v ^ d);
     const Range whole = held[level];
     const Range other = cur.lo == whole.lo ? Range{cur.hi, whole.hi} : Range{whole.lo, cur.lo};
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = partner,
-               .src = recv + cur.lo * elem,
-               .count = cur.hi - cur.lo,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecv,
-               .recvPeer = partner,
-               .dst = recv + other.lo * elem,
-               .count = other.hi - other.lo});
-    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend)
-      s.steps.back().withNext = false;
+    s.addGroup({Step{.prim = Primitive::kSend,
+                     .sendPeer = partner,
+                     .src = recv + cur.lo * elem,
+                     .count = cur.hi - cur.lo},
+                Step{.prim = Primitive::kRecv,
+                     .recvPeer = partner,
+                     .dst = recv + other.lo * elem,
+                     .count = other.hi - other.lo}});
     cur = whole;
   }
   // Unfold.

@@ -32,15 +32,14 @@ schedule::Schedule pairwise(const CollArgs& a) {
              .count = a.count});
   for (int k = 1; k < n && a.count > 0; ++k) {
     const int to = mod(r + k, n), from = mod(r - k, n);
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = to,
-               .src = send + to * blockBytes,
-               .count = a.count,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecv,
-               .recvPeer = from,
-               .dst = recv + from * blockBytes,
-               .count = a.count});
+    s.addGroup({Step{.prim = Primitive::kSend,
+                     .sendPeer = to,
+                     .src = send + to * blockBytes,
+                     .count = a.count},
+                Step{.prim = Primitive::kRecv,
+                     .recvPeer = from,
+                     .dst = recv + from * blockBytes,
+                     .count = a.count}});
   }
   return s;
 }
