@@ -62,9 +62,14 @@ void ringAllGatherSteps(const schedule::Schedule& s, std::vector<schedule::Step>
                         const Ring& ring, const BlockPtr& buf, const BlockCount& count,
                         size_t sliceElems);
 
-// Ring all-reduce of `count` elements at in -> out over the ring (reduce-scatter into out's
-// own block, then all-gather in out).
+// Ring all-reduce of `count` elements at in -> out, the fused form (allreduce/ring.cc explains
+// it): per iteration of ring.size() slices, send; recvReduceSend...; recvReduceCopySend (final,
+// divided by the schedule's nranks if postOp); recvCopySend...; recv. Partial sums live in
+// `out`. 2(n-1) transfers per iteration.
 void ringAllReduce(schedule::Schedule& s, const Ring& ring, const std::byte* in, std::byte* out,
                    size_t count, size_t sliceElems, bool postOp);
+void ringAllReduceSteps(const schedule::Schedule& s, std::vector<schedule::Step>& steps,
+                        const Ring& ring, const std::byte* in, std::byte* out, size_t count,
+                        size_t sliceElems, bool postOp);
 
 }  // namespace trnccl::algorithms
