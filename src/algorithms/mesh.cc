@@ -14,6 +14,9 @@
 // they are received into.
 #include "algorithms/mesh.h"
 
+#include <algorithm>
+
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms {
@@ -71,17 +74,15 @@ void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, O
   s.addGroup(std::move(round));
 }
 
-}  // namespace
-
-bool meshSupports(const CollArgs& a) {
+bool supports(const CollArgs& a) {
   // Each direct send must fit a connection's buffer, so sends never wait for their receiver.
   const size_t elem = device::dataTypeSize(a.type);
   size_t block = a.coll == Collective::kAllReduce ? evenBlock(a.count, a.nranks, 0).count : a.count;
   return a.nranks > 1 && block * elem <= 2 * a.sliceBytes;
 }
 
-schedule::Schedule meshAllReduce(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule allReduce(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshAllReduce.name);
   const size_t elem = device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
@@ -92,8 +93,8 @@ schedule::Schedule meshAllReduce(const CollArgs& a) {
   return s;
 }
 
-schedule::Schedule meshAllGather(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule allGather(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshAllGather.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   s.add(Step{
@@ -103,13 +104,52 @@ schedule::Schedule meshAllGather(const CollArgs& a) {
   return s;
 }
 
-schedule::Schedule meshReduceScatter(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule reduceScatter(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshReduceScatter.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
   directReduceScatter(
       s, a, static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv),
       [&](int b) { return b * block; }, [&](int) { return a.count; });
   return s;
 }
+
+// One round of direct transfers: the n-1 blocks of S/n cross the torus links they share, so
+// each is slowed (and delayed) by the average hops of a direct transfer.
+double directRound(const CollArgs& a, const LinkModel& m) {
+  const LinkCost flat = flatLink(m);
+  const double hops = std::max(1.0, m.meshHops);
+  const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
+  const int n = a.nranks;
+  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
+}
+
+}  // namespace
+
+const Algorithm kMeshAllReduce = {
+    .name = "mesh",
+    .description = "direct exchange with every peer in two rounds (small messages)",
+    .supports = supports,
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directRound(a, m); },
+    .usesChannels = false,
+    .build = allReduce,
+};
+
+const Algorithm kMeshAllGather = {
+    .name = "mesh",
+    .description = "every rank sends its block to every peer directly (small messages)",
+    .supports = supports,
+    .estimate = directRound,
+    .usesChannels = false,
+    .build = allGather,
+};
+
+const Algorithm kMeshReduceScatter = {
+    .name = "mesh",
+    .description = "direct exchange with every peer in one round (small messages)",
+    .supports = supports,
+    .estimate = directRound,
+    .usesChannels = false,
+    .build = reduceScatter,
+};
 
 }  // namespace trnccl::algorithms

@@ -77,7 +77,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
 
   TopologyView view;
   view.name = topo->name;
-  plan::LinkModel& m = view.links;
+  algorithms::LinkModel& m = view.links;
   if (topo->fabric.kind != topology::FabricKind::kNone) {
     m.intraLatencyUs = topo->fabric.link.latencyUs;
     m.intraBandwidth = topo->fabric.link.bandwidthGbps;

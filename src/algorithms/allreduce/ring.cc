@@ -20,13 +20,15 @@
 
 #include <algorithm>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 #include "algorithms/ring_steps.h"
 
 namespace trnccl::algorithms::allreduce {
+namespace {
 
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "ring");
+  schedule::Schedule s = startSchedule(a, kRing.name);
   const size_t elem = device::dataTypeSize(a.type);
   const auto* send = static_cast<const std::byte*>(a.send);
   auto* recv = static_cast<std::byte*>(a.recv);
@@ -43,5 +45,16 @@ schedule::Schedule ring(const CollArgs& a) {
   interleaveChannels(s, perChannel);
   return s;
 }
+
+}  // namespace
+
+const Algorithm kRing = {
+    .name = "ring",
+    .description = "reduce-scatter then all-gather around the ring, fused and pipelined in slices",
+    .supports = anyCall,
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * flatRingPhase(a, m); },
+    .usesChannels = true,
+    .build = ring,
+};
 
 }  // namespace trnccl::algorithms::allreduce
