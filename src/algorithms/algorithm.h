@@ -1,8 +1,8 @@
-// What an algorithm sees of one collective call, and the registry entry that names it.
+// What an algorithm sees of one collective call, and the descriptor that holds everything about
+// an algorithm.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,6 +14,10 @@
 namespace trnccl::algorithms {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll };
+inline constexpr Collective kCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
+                                              Collective::kReduceScatter, Collective::kBroadcast,
+                                              Collective::kReduce,        Collective::kAlltoAll};
+// As TRNCCL_ALGO names it: "allreduce", "allgather", ...
 const char* collectiveName(Collective c);
 
 // A grid of ranks from the topology: rows[i][j]. Row i's members form a ring; the j-th members
@@ -68,12 +72,28 @@ inline schedule::Schedule startSchedule(const CollArgs& a, const char* algorithm
   return s;
 }
 
-// An entry of the per-collective algorithm table (UCC-style {id, name, description}).
+struct LinkModel;  // algorithms/cost.h
+
+// One algorithm of one collective, described in one place: the file that builds it defines its
+// descriptor, registry.cc lists it, and everything else reads it — the tuner (supports,
+// estimate, usesChannels, build), TRNCCL_ALGO (name), trnccl-topo --algorithms and the table
+// of docs/ALGORITHMS.md (name, usesChannels, description). Nothing compares algorithm names.
+// Plain function pointers, so descriptors are constants (no initialization order to mind).
 struct Algorithm {
-  const char* name;
-  const char* description;
-  std::function<bool(const CollArgs&)> supports;  // may decline
-  std::function<schedule::Schedule(const CollArgs&)> build;
+  const char* name;         // as TRNCCL_ALGO and the logs call it
+  const char* description;  // one line
+  // Whether it runs this call; declining is a normal answer (the tuner skips it).
+  bool (*supports)(const CollArgs& args);
+  // Microseconds on the modelled links (cost.h) for a call it supports; with usesChannels, on
+  // args.channels channels.
+  double (*estimate)(const CollArgs& args, const LinkModel& links);
+  // Runs on args.channels rings at once (the tuner chooses the count, plan::chooseChannels).
+  bool usesChannels;
+  // This rank's schedule for a call it supports.
+  schedule::Schedule (*build)(const CollArgs& args);
 };
+
+// `supports` of an algorithm that runs every call.
+inline bool anyCall(const CollArgs&) { return true; }
 
 }  // namespace trnccl::algorithms

@@ -79,4 +79,13 @@ schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const cha
   return s;
 }
 
+double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col) {
+  const double S = totalBytes(a);
+  const int R = g.numRows(), C = g.numCols();
+  if (a.coll == Collective::kAllReduce) {
+    return 2 * ringPhase(C, S, row) + 2 * ringPhase(R, S / C, col);
+  }
+  return ringPhase(R, S / C, col) + ringPhase(C, S, row);
+}
+
 }  // namespace trnccl::algorithms

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "algorithms/algorithm.h"
+#include "algorithms/cost.h"
 
 namespace trnccl::algorithms {
 
@@ -12,5 +13,41 @@ schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* n
 schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* name);
 // Row reduce-scatters first (the intra-instance step), then a column reduce-scatter.
 schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const char* name);
+
+// The model's time of the composition for a.coll on `g`, rows on `row` links and columns on `col`
+// links: all-reduce 2 ring phases on each, all-gather and reduce-scatter one (columns carry one
+// block per rank, rows a whole row's).
+double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col);
+
+// What a grid algorithm's descriptors (torus2d.cc, hierarchical.cc) are made of: the
+// compositions above on the shape's grid kGrid (declined when it is not usable), rows on
+// intra-instance links and columns on kColumnLink, schedules named kName.
+template <const char* kName, Grid Shape::*kGrid, LinkCost (*kColumnLink)(const LinkModel&)>
+struct GridAlgorithm {
+  static const Grid& grid(const CollArgs& a) { return (*a.shape).*kGrid; }
+  static bool supports(const CollArgs& a) { return a.shape && grid(a).usable(a.nranks); }
+  static double estimate(const CollArgs& a, const LinkModel& m) {
+    return gridEstimate(a, grid(a), intraLink(m), kColumnLink(m));
+  }
+  static schedule::Schedule allReduce(const CollArgs& a) {
+    return gridAllReduce(a, grid(a), kName);
+  }
+  static schedule::Schedule allGather(const CollArgs& a) {
+    return gridAllGather(a, grid(a), kName);
+  }
+  static schedule::Schedule reduceScatter(const CollArgs& a) {
+    return gridReduceScatter(a, grid(a), kName);
+  }
+  // The descriptor of one of the compositions.
+  static constexpr Algorithm describe(const char* description,
+                                      schedule::Schedule (*build)(const CollArgs&)) {
+    return Algorithm{.name = kName,
+                     .description = description,
+                     .supports = supports,
+                     .estimate = estimate,
+                     .usesChannels = false,
+                     .build = build};
+  }
+};
 
 }  // namespace trnccl::algorithms

@@ -9,9 +9,8 @@
 
 namespace trnccl::algorithms {
 
-bool hierarchicalSupports(const CollArgs& args);
-schedule::Schedule hierarchicalAllReduce(const CollArgs& args);
-schedule::Schedule hierarchicalAllGather(const CollArgs& args);
-schedule::Schedule hierarchicalReduceScatter(const CollArgs& args);
+extern const Algorithm kHierarchicalAllReduce;
+extern const Algorithm kHierarchicalAllGather;
+extern const Algorithm kHierarchicalReduceScatter;
 
 }  // namespace trnccl::algorithms

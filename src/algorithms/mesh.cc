@@ -14,6 +14,9 @@
 // they are received into.
 #include "algorithms/mesh.h"
 
+#include <algorithm>
+
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms {
@@ -22,15 +25,6 @@ using schedule::Primitive;
 using schedule::Step;
 
 namespace {
-
-// Adds `steps` (dropping empty ones) as one batch that progresses concurrently.
-void addBatch(schedule::Schedule& s, std::vector<Step> steps) {
-  std::erase_if(steps, [](const Step& st) { return st.count == 0; });
-  for (size_t i = 0; i < steps.size(); ++i) {
-    steps[i].withNext = i + 1 < steps.size();
-    s.add(steps[i]);
-  }
-}
 
 // Direct reduce-scatter: block k of `send` (at offset(k), count(k)) goes to rank k; the n-1
 // incoming copies of my block are reduced in, one peer at a time, into `out`.
@@ -51,7 +45,7 @@ void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::by
                        .dst = out,
                        .count = count(r),
                        .postOp = a.op == device::RedOp::kAvg && n == 2});
-  addBatch(s, std::move(round));
+  s.addGroup(std::move(round));
   for (int k = 2; k < n; ++k) {
     s.add(Step{.prim = Primitive::kRecvReduceCopy,
                .recvPeer = mod(r - k, n),
@@ -77,20 +71,18 @@ void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, O
                          .dst = buf + offset(from),
                          .count = count(from)});
   }
-  addBatch(s, std::move(round));
+  s.addGroup(std::move(round));
 }
 
-}  // namespace
-
-bool meshSupports(const CollArgs& a) {
+bool supports(const CollArgs& a) {
   // Each direct send must fit a connection's buffer, so sends never wait for their receiver.
   const size_t elem = device::dataTypeSize(a.type);
   size_t block = a.coll == Collective::kAllReduce ? evenBlock(a.count, a.nranks, 0).count : a.count;
   return a.nranks > 1 && block * elem <= 2 * a.sliceBytes;
 }
 
-schedule::Schedule meshAllReduce(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule allReduce(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshAllReduce.name);
   const size_t elem = device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
@@ -101,8 +93,8 @@ schedule::Schedule meshAllReduce(const CollArgs& a) {
   return s;
 }
 
-schedule::Schedule meshAllGather(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule allGather(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshAllGather.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
   s.add(Step{
@@ -112,13 +104,52 @@ schedule::Schedule meshAllGather(const CollArgs& a) {
   return s;
 }
 
-schedule::Schedule meshReduceScatter(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "mesh");
+schedule::Schedule reduceScatter(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kMeshReduceScatter.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
   directReduceScatter(
       s, a, static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv),
       [&](int b) { return b * block; }, [&](int) { return a.count; });
   return s;
 }
+
+// One round of direct transfers: the n-1 blocks of S/n cross the torus links they share, so
+// each is slowed (and delayed) by the average hops of a direct transfer.
+double directRound(const CollArgs& a, const LinkModel& m) {
+  const LinkCost flat = flatLink(m);
+  const double hops = std::max(1.0, m.meshHops);
+  const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
+  const int n = a.nranks;
+  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
+}
+
+}  // namespace
+
+const Algorithm kMeshAllReduce = {
+    .name = "mesh",
+    .description = "direct exchange with every peer in two rounds (small messages)",
+    .supports = supports,
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directRound(a, m); },
+    .usesChannels = false,
+    .build = allReduce,
+};
+
+const Algorithm kMeshAllGather = {
+    .name = "mesh",
+    .description = "every rank sends its block to every peer directly (small messages)",
+    .supports = supports,
+    .estimate = directRound,
+    .usesChannels = false,
+    .build = allGather,
+};
+
+const Algorithm kMeshReduceScatter = {
+    .name = "mesh",
+    .description = "direct exchange with every peer in one round (small messages)",
+    .supports = supports,
+    .estimate = directRound,
+    .usesChannels = false,
+    .build = reduceScatter,
+};
 
 }  // namespace trnccl::algorithms

@@ -1,12 +1,12 @@
+// Mesh (direct) collectives, for the all-to-all switch fabric and small messages (mesh.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms {
 
-bool meshSupports(const CollArgs& args);
-schedule::Schedule meshAllReduce(const CollArgs& args);
-schedule::Schedule meshAllGather(const CollArgs& args);
-schedule::Schedule meshReduceScatter(const CollArgs& args);
+extern const Algorithm kMeshAllReduce;
+extern const Algorithm kMeshAllGather;
+extern const Algorithm kMeshReduceScatter;
 
 }  // namespace trnccl::algorithms

@@ -31,46 +31,33 @@ const char* collectiveName(Collective c) {
   return "?";
 }
 
-const std::vector<Algorithm>& algorithmsFor(Collective c) {
-  auto always = [](const CollArgs&) { return true; };
-  static const std::vector<Algorithm> kAllReduce = {
-      {"ring", "reduce-scatter ring then all-gather ring, pipelined in slices", always,
-       allreduce::ring},
-      {"torus2d", "row reduce-scatter, column all-reduce, row all-gather on the torus",
-       torus2dSupports, torus2dAllReduce},
-      {"hierarchical", "intra reduce-scatter, inter all-reduce, intra all-gather",
-       hierarchicalSupports, hierarchicalAllReduce},
-      {"mesh", "direct exchange with every peer in two rounds (small messages)", meshSupports,
-       meshAllReduce},
-      {"rdh", "recursive halving then doubling; non-powers of two folded",
-       [](const CollArgs& a) { return a.nranks > 1; }, allreduce::rdh},
-  };
-  static const std::vector<Algorithm> kAllGather = {
-      {"ring", "each block travels once around the ring, pipelined in slices", always,
-       allgather::ring},
-      {"torus2d", "column all-gather, then row all-gathers on the torus", torus2dSupports,
-       torus2dAllGather},
-      {"hierarchical", "inter-instance all-gather first, then intra", hierarchicalSupports,
-       hierarchicalAllGather},
-      {"mesh", "every rank sends its block to every peer directly", meshSupports, meshAllGather},
-  };
-  static const std::vector<Algorithm> kReduceScatter = {
-      {"ring", "ring reduce-scatter, pipelined in slices", always, reducescatter::ring},
-      {"torus2d", "row reduce-scatters, then a column reduce-scatter on the torus", torus2dSupports,
-       torus2dReduceScatter},
-      {"hierarchical", "intra-instance reduce-scatter first, then inter", hierarchicalSupports,
-       hierarchicalReduceScatter},
-      {"mesh", "direct exchange with every peer in one round", meshSupports, meshReduceScatter},
-  };
-  static const std::vector<Algorithm> kBroadcast = {
-      {"chain", "pipelined chain from the root", always, broadcast::chain},
-  };
-  static const std::vector<Algorithm> kReduce = {
-      {"chain", "pipelined chain ending at the root", always, reduce::chain},
-  };
-  static const std::vector<Algorithm> kAlltoAll = {
-      {"pairwise", "n-1 concurrent pairwise exchanges", always, alltoall::pairwise},
-  };
+namespace {
+
+// The algorithms of each collective, in the tuner's preference order (ties keep it). Adding an
+// algorithm: its file (with its descriptor) and one line here.
+constexpr const Algorithm* kAllReduce[] = {
+    &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce,
+    &kMeshAllReduce,   &allreduce::kRdh,
+};
+constexpr const Algorithm* kAllGather[] = {
+    &allgather::kRing,
+    &kTorus2dAllGather,
+    &kHierarchicalAllGather,
+    &kMeshAllGather,
+};
+constexpr const Algorithm* kReduceScatter[] = {
+    &reducescatter::kRing,
+    &kTorus2dReduceScatter,
+    &kHierarchicalReduceScatter,
+    &kMeshReduceScatter,
+};
+constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
+constexpr const Algorithm* kReduce[] = {&reduce::kChain};
+constexpr const Algorithm* kAlltoAll[] = {&alltoall::kPairwise};
+
+}  // namespace
+
+std::span<const Algorithm* const> algorithmsFor(Collective c) {
   switch (c) {
     case Collective::kAllReduce:
       return kAllReduce;
@@ -85,7 +72,7 @@ const std::vector<Algorithm>& algorithmsFor(Collective c) {
     case Collective::kAlltoAll:
       return kAlltoAll;
   }
-  return kAllReduce;
+  return {};
 }
 
 }  // namespace trnccl::algorithms

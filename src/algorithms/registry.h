@@ -1,12 +1,13 @@
-// The table of algorithms per collective, in the tuner's default preference order.
+// The registry: every algorithm's descriptor per collective, in the tuner's default preference
+// order. Descriptors live beside their builders; this table only lists them.
 #pragma once
 
-#include <vector>
+#include <span>
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms {
 
-const std::vector<Algorithm>& algorithmsFor(Collective c);
+std::span<const Algorithm* const> algorithmsFor(Collective c);
 
 }  // namespace trnccl::algorithms

@@ -52,13 +52,11 @@ void interleaveChannels(schedule::Schedule& s, const std::vector<std::vector<Ste
   size_t longest = 0;
   for (const auto& c : channels) longest = std::max(longest, c.size());
   for (size_t k = 0; k < longest; ++k) {
-    const size_t first = s.steps.size();
+    std::vector<Step> group;
     for (const auto& c : channels) {
-      if (k >= c.size() || c[k].count == 0) continue;
-      s.add(c[k]);
-      s.steps.back().withNext = true;
+      if (k < c.size()) group.push_back(c[k]);
     }
-    if (s.steps.size() > first) s.steps.back().withNext = false;
+    s.addGroup(std::move(group));
   }
 }
 
@@ -153,15 +151,40 @@ void ringAllGatherSteps(const schedule::Schedule& s, std::vector<Step>& steps, c
 
 void ringAllReduce(schedule::Schedule& s, const Ring& ring, const std::byte* in, std::byte* out,
                    size_t count, size_t sliceElems, bool postOp) {
-  const int n = ring.size();
+  std::vector<Step> steps;
+  ringAllReduceSteps(s, steps, ring, in, out, count, sliceElems, postOp);
+  for (const Step& step : steps) s.add(step);
+}
+
+void ringAllReduceSteps(const schedule::Schedule& s, std::vector<Step>& steps, const Ring& ring,
+                        const std::byte* in, std::byte* out, size_t count, size_t sliceElems,
+                        bool postOp) {
+  const int n = ring.size(), p = ring.pos;
+  if (n == 1) {
+    steps.push_back(Step{.prim = Primitive::kCopy, .src = in, .dst = out, .count = count});
+    return;
+  }
   const size_t elem = device::dataTypeSize(s.type);
-  auto blockIn = [&](int b) {
-    return const_cast<std::byte*>(in) + evenBlock(count, n, b).offset * elem;
-  };
-  auto blockOut = [&](int b) { return out + evenBlock(count, n, b).offset * elem; };
-  auto blockCount = [&](int b) { return evenBlock(count, n, b).count; };
-  ringReduceScatter(s, ring, blockIn, blockOut(ring.pos), blockCount, sliceElems, postOp);
-  ringAllGather(s, ring, blockOut, blockCount, sliceElems);
+  const size_t perIter = std::max<size_t>(1, sliceElems) * static_cast<size_t>(n);
+  for (size_t base = 0; base < count; base += perIter) {
+    const size_t chunk = std::min(perIter, count - base);
+    auto block = [&](int b, Primitive prim, bool final = false) {
+      const Block blk = evenBlock(chunk, n, mod(b, n));
+      const size_t off = (base + blk.offset) * elem;
+      return Step{.prim = prim,
+                  .recvPeer = schedule::receives(prim) ? ring.prev() : -1,
+                  .sendPeer = schedule::sends(prim) ? ring.next() : -1,
+                  .src = in + off,
+                  .dst = out + off,
+                  .count = blk.count,
+                  .postOp = final && postOp};
+    };
+    steps.push_back(block(p - 1, Primitive::kSend));
+    for (int j = 2; j < n; ++j) steps.push_back(block(p - j, Primitive::kRecvReduceSend));
+    steps.push_back(block(p, Primitive::kRecvReduceCopySend, true));
+    for (int j = 1; j < n - 1; ++j) steps.push_back(block(p - j, Primitive::kRecvCopySend));
+    steps.push_back(block(p + 1, Primitive::kRecv));
+  }
 }
 
 }  // namespace trnccl::algorithms

@@ -33,8 +33,8 @@ Ring ringAt(const std::vector<int>& members, int rank);
 std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks);
 
 // Appends per-channel step lists to `s` so that the channels progress together: the k-th steps
-// of all channels form one group (withNext), empty steps dropped. Each list must hold the same
-// logical steps on every rank (empty ones included), so that a group's steps match the peers'
+// of all channels form one group (Schedule::addGroup drops the empty ones). Each list must hold the
+// same logical steps on every rank (empty ones included), so that a group's steps match the peers'
 // groups: the executor tags messages per directed connection in the order steps begin, and a
 // channel's connections carry only that channel's messages.
 void interleaveChannels(schedule::Schedule& s,
@@ -62,9 +62,14 @@ void ringAllGatherSteps(const schedule::Schedule& s, std::vector<schedule::Step>
                         const Ring& ring, const BlockPtr& buf, const BlockCount& count,
                         size_t sliceElems);
 
-// Ring all-reduce of `count` elements at in -> out over the ring (reduce-scatter into out's
-// own block, then all-gather in out).
+// Ring all-reduce of `count` elements at in -> out, the fused form (allreduce/ring.cc explains
+// it): per iteration of ring.size() slices, send; recvReduceSend...; recvReduceCopySend (final,
+// divided by the schedule's nranks if postOp); recvCopySend...; recv. Partial sums live in
+// `out`. 2(n-1) transfers per iteration.
 void ringAllReduce(schedule::Schedule& s, const Ring& ring, const std::byte* in, std::byte* out,
                    size_t count, size_t sliceElems, bool postOp);
+void ringAllReduceSteps(const schedule::Schedule& s, std::vector<schedule::Step>& steps,
+                        const Ring& ring, const std::byte* in, std::byte* out, size_t count,
+                        size_t sliceElems, bool postOp);
 
 }  // namespace trnccl::algorithms

@@ -3,16 +3,19 @@
 #include "algorithms/grid_compose.h"
 
 namespace trnccl::algorithms {
+namespace {
 
-bool torus2dSupports(const CollArgs& a) { return a.shape && a.shape->torus.usable(a.nranks); }
-schedule::Schedule torus2dAllReduce(const CollArgs& a) {
-  return gridAllReduce(a, a.shape->torus, "torus2d");
-}
-schedule::Schedule torus2dAllGather(const CollArgs& a) {
-  return gridAllGather(a, a.shape->torus, "torus2d");
-}
-schedule::Schedule torus2dReduceScatter(const CollArgs& a) {
-  return gridReduceScatter(a, a.shape->torus, "torus2d");
-}
+constexpr char kName[] = "torus2d";
+// Rows and columns of the torus are both NeuronLinks.
+using Torus2d = GridAlgorithm<kName, &Shape::torus, intraLink>;
+
+}  // namespace
+
+const Algorithm kTorus2dAllReduce = Torus2d::describe(
+    "row reduce-scatter, column all-reduce, row all-gather on the torus", Torus2d::allReduce);
+const Algorithm kTorus2dAllGather =
+    Torus2d::describe("column all-gather, then row all-gathers on the torus", Torus2d::allGather);
+const Algorithm kTorus2dReduceScatter = Torus2d::describe(
+    "row reduce-scatters, then a column reduce-scatter on the torus", Torus2d::reduceScatter);
 
 }  // namespace trnccl::algorithms

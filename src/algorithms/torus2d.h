@@ -7,9 +7,8 @@
 
 namespace trnccl::algorithms {
 
-bool torus2dSupports(const CollArgs& args);
-schedule::Schedule torus2dAllReduce(const CollArgs& args);
-schedule::Schedule torus2dAllGather(const CollArgs& args);
-schedule::Schedule torus2dReduceScatter(const CollArgs& args);
+extern const Algorithm kTorus2dAllReduce;
+extern const Algorithm kTorus2dAllGather;
+extern const Algorithm kTorus2dReduceScatter;
 
 }  // namespace trnccl::algorithms

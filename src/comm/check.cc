@@ -127,20 +127,16 @@ schedule::Schedule exchangeSchedule(int rank, int nranks, const std::byte* mine,
   s.type = device::DataType::kUint8;
   s.nranks = nranks;
   using schedule::Primitive;
+  std::vector<schedule::Step> exchange;  // one group: every send and receive at once
   for (int p = 0; p < nranks; ++p) {
     if (p == rank) continue;
-    s.add({.prim = Primitive::kSend,
-           .sendPeer = p,
-           .src = mine,
-           .count = kWireBytes,
-           .withNext = true});
-    s.add({.prim = Primitive::kRecv,
-           .recvPeer = p,
-           .dst = all + p * kWireBytes,
-           .count = kWireBytes,
-           .withNext = true});
+    exchange.push_back({.prim = Primitive::kSend, .sendPeer = p, .src = mine, .count = kWireBytes});
+    exchange.push_back({.prim = Primitive::kRecv,
+                        .recvPeer = p,
+                        .dst = all + p * kWireBytes,
+                        .count = kWireBytes});
   }
-  if (!s.steps.empty()) s.steps.back().withNext = false;
+  s.addGroup(std::move(exchange));
   return s;
 }
 

@@ -11,7 +11,6 @@
 #include "algorithms/ring_steps.h"
 #include "common/env.h"
 #include "common/log.h"
-#include "plan/cost_model.h"
 
 namespace trnccl::plan {
 namespace {
@@ -47,27 +46,17 @@ void logChoice(const std::string& coll, const Choice& c, const std::string& spec
   }
 }
 
-bool usesChannels(const std::string& algo, algorithms::Collective coll) {
-  using algorithms::Collective;
-  return algo == "ring" && (coll == Collective::kAllReduce || coll == Collective::kAllGather ||
-                            coll == Collective::kReduceScatter);
-}
-
 // The algorithm's estimate with its best channel count.
 Choice estimate(const algorithms::Algorithm& algo, const algorithms::CollArgs& args,
-                const LinkModel& links) {
+                const algorithms::LinkModel& links) {
   algorithms::CollArgs a = args;
-  a.channels = chooseChannels(algo.name, args, links);
-  return Choice{&algo, estimateUs(algo.name, a, links).value_or(-1), a.channels};
+  a.channels = chooseChannels(algo, args, links);
+  return Choice{&algo, algo.estimate(a, links), a.channels};
 }
 
-// Keeps `c` if it beats `best`: any estimate over none, then the smallest; ties keep the
-// table's order.
+// Keeps `c` if it beats `best`: the smallest estimate; ties keep the registry's order.
 void consider(Choice& best, const Choice& c) {
-  const double est = c.estimateUs;
-  if (best.algorithm == nullptr || (est >= 0 && (best.estimateUs < 0 || est < best.estimateUs))) {
-    best = c;
-  }
+  if (best.algorithm == nullptr || c.estimateUs < best.estimateUs) best = c;
 }
 
 }  // namespace
@@ -85,9 +74,9 @@ bool algoAllowed(const std::string& spec, const std::string& coll, const std::st
   return true;  // this collective is not mentioned
 }
 
-int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& args,
-                   const LinkModel& links) {
-  if (!usesChannels(algorithm, args.coll) || args.nranks <= 1) return 1;
+int chooseChannels(const algorithms::Algorithm& algorithm, const algorithms::CollArgs& args,
+                   const algorithms::LinkModel& links) {
+  if (!algorithm.usesChannels || args.nranks <= 1) return 1;
   const int usable =
       static_cast<int>(algorithms::channelRings(args.shape.get(), args.nranks).size());
   if (int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0); forced > 0) {
@@ -97,8 +86,8 @@ int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& arg
   int best = 1;
   double bestUs = -1;
   for (a.channels = 1; a.channels <= usable; ++a.channels) {
-    double us = estimateUs(algorithm, a, links).value_or(-1);
-    if (us >= 0 && (bestUs < 0 || us < bestUs)) {
+    const double us = algorithm.estimate(a, links);
+    if (a.channels == 1 || us < bestUs) {
       best = a.channels;
       bestUs = us;
     }
@@ -106,13 +95,13 @@ int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& arg
   return best;
 }
 
-Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) {
+Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkModel& links) {
   const std::string coll = algorithms::collectiveName(args.coll);
   const std::string spec = env::getString("TRNCCL_ALGO", "");
   Choice best;
-  for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
-    if (!algoAllowed(spec, coll, algo.name) || !algo.supports(args)) continue;
-    consider(best, estimate(algo, args, links));
+  for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
+    if (!algoAllowed(spec, coll, algo->name) || !algo->supports(args)) continue;
+    consider(best, estimate(*algo, args, links));
   }
   if (best.algorithm == nullptr && !spec.empty()) {
     // As NCCL falls back when a forced algorithm can't run: warn once, then choose freely.
@@ -123,9 +112,8 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
                "the tuner's choice",
                spec, coll);
     });
-    for (const auto& algo : algorithms::algorithmsFor(args.coll)) {
-      if (!algo.supports(args)) continue;
-      consider(best, estimate(algo, args, links));
+    for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
+      if (algo->supports(args)) consider(best, estimate(*algo, args, links));
     }
   }
   if (best.algorithm == nullptr) {
@@ -134,7 +122,8 @@ Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links) 
   return best;
 }
 
-Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkModel& links) {
+Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
+                                const algorithms::LinkModel& links) {
   auto c = choose(args, links);
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);

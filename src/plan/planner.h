@@ -1,34 +1,34 @@
-// The planner (tuner): for one call, the algorithm of the collective's table that supports the
-// call, that TRNCCL_ALGO allows, and that the cost model (cost_model.h) estimates fastest on the
-// modelled topology; then its schedule.
+// The planner (tuner): for one call, the algorithm of the collective's registry that supports
+// the call, that TRNCCL_ALGO allows, and whose estimate (algorithms/cost.h) is the smallest on
+// the modelled topology; then its schedule. Everything it knows of an algorithm comes from its
+// descriptor (algorithms::Algorithm).
 #pragma once
 
 #include <string>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/cost.h"
 #include "common/status.h"
 
 namespace trnccl::plan {
 
-struct LinkModel;
-
-// The chosen algorithm's name, channel count and estimate (µs; negative when the model had
-// none).
+// The chosen algorithm, its channel count and its estimate (µs).
 struct Choice {
   const algorithms::Algorithm* algorithm = nullptr;
   double estimateUs = -1;
   int channels = 1;
 };
-Result<Choice> choose(const algorithms::CollArgs& args, const LinkModel& links);
+Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkModel& links);
 
-// Channels for the ring algorithms: TRNCCL_NCHANNELS=k (k >= 1) forces min(k, usable rings);
-// otherwise the count from 1 to the usable rings (algorithms::channelRings) that the cost
-// model estimates fastest. 1 for every other algorithm.
-int chooseChannels(const std::string& algorithm, const algorithms::CollArgs& args,
-                   const LinkModel& links);
+// Channels for an algorithm that uses them (Algorithm::usesChannels): TRNCCL_NCHANNELS=k
+// (k >= 1) forces min(k, usable rings); otherwise the count from 1 to the usable rings
+// (algorithms::channelRings) that its estimate finds fastest. 1 for every other algorithm.
+int chooseChannels(const algorithms::Algorithm& algorithm, const algorithms::CollArgs& args,
+                   const algorithms::LinkModel& links);
 
 // Plans with the chosen algorithm and channel count (written into the builder's CollArgs).
-Result<schedule::Schedule> plan(const algorithms::CollArgs& args, const LinkModel& links);
+Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
+                                const algorithms::LinkModel& links);
 
 // TRNCCL_ALGO in NCCL's syntax: "ring", "ring,tree", "^ring" (all but), and per collective
 // "allreduce:ring;allgather:^ring". Whether `algo` may run for `coll`.

@@ -34,13 +34,14 @@ double averageHops(const topology::Topology& topo, const topology::Layout& layou
   return pairs > 0 ? hops / pairs : 1.0;
 }
 
-// The topology's rank rings as channels: each must be a permutation of 0..nranks-1, else the
+// The topology's rank rings, the candidates for Shape::rings (algorithms::channelRings picks the
+// channels among them): each must be a permutation of 0..nranks-1, else none is kept and the
 // ring algorithms keep the natural order. Every other ring runs backwards: the cores of a chip
 // are consecutive in every ring, so forward rings would share the directed same-chip steps
 // (one connection direction, which two concurrent channels can't both use); reversed, ring 1
 // still steps only along its own physical links, now the other way round.
-std::vector<std::vector<int>> channelRings(const topology::Topology& topo,
-                                           const topology::Layout& layout, int nranks) {
+std::vector<std::vector<int>> physicalRings(const topology::Topology& topo,
+                                            const topology::Layout& layout, int nranks) {
   auto rings = topology::rankRings(topo, layout);
   for (size_t i = 0; i < rings.size(); ++i) {
     std::vector<int> sorted = rings[i];
@@ -72,11 +73,11 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   auto shape = std::make_shared<algorithms::Shape>();
   shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
   shape->instances = gridOf(topology::instanceGroups(*layout));
-  shape->rings = channelRings(*topo, *layout, nranks);
+  shape->rings = physicalRings(*topo, *layout, nranks);
 
   TopologyView view;
   view.name = topo->name;
-  plan::LinkModel& m = view.links;
+  algorithms::LinkModel& m = view.links;
   if (topo->fabric.kind != topology::FabricKind::kNone) {
     m.intraLatencyUs = topo->fabric.link.latencyUs;
     m.intraBandwidth = topo->fabric.link.bandwidthGbps;

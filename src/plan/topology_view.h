@@ -6,8 +6,8 @@
 #include <string>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/cost.h"
 #include "common/status.h"
-#include "plan/cost_model.h"
 #include "topology/layout.h"
 
 namespace trnccl::plan {
@@ -15,7 +15,7 @@ namespace trnccl::plan {
 struct TopologyView {
   std::string name;
   std::shared_ptr<const algorithms::Shape> shape;
-  plan::LinkModel links;
+  algorithms::LinkModel links;
   std::string summary;  // one line for INFO
 };
 

@@ -208,7 +208,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
   }
   std::vector<uint32_t> sendIdx(ctx.conns.size()), recvIdx(ctx.conns.size());
   std::vector<Connection*> unfinished;  // connections that may still read a source buffer
-  const auto& steps = schedule.steps;
+  const auto& steps = schedule.steps();
   for (size_t first = 0; first < steps.size();) {
     size_t last = first;
     while (last + 1 < steps.size() && steps[last].withNext) ++last;

@@ -31,23 +31,28 @@ bool sends(Primitive p) {
          p == Primitive::kRecvReduceCopySend || p == Primitive::kRecvCopySend;
 }
 
-void Schedule::add(const Step& step) {
-  if (step.count == 0) return;
-  steps.push_back(step);
+void Schedule::add(Step step) { addGroup({step}); }
+
+void Schedule::addGroup(std::vector<Step> group) {
+  std::erase_if(group, [](const Step& st) { return st.count == 0; });
+  for (size_t i = 0; i < group.size(); ++i) {
+    group[i].withNext = i + 1 < group.size();
+    steps_.push_back(group[i]);
+  }
 }
 
 std::byte* Schedule::allocScratch(size_t bytes) {
-  if (!scratch) scratch = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
-  scratch->push_back(std::make_unique_for_overwrite<std::byte[]>(bytes));  // no zero fill
-  return scratch->back().get();
+  if (!scratch_) scratch_ = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
+  scratch_->push_back(std::make_unique_for_overwrite<std::byte[]>(bytes));  // no zero fill
+  return scratch_->back().get();
 }
 
 std::string Schedule::dump() const {
   std::string out =
       fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,
-                  device::dataTypeName(type), device::redOpName(op), nranks, steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const Step& s = steps[i];
+                  device::dataTypeName(type), device::redOpName(op), nranks, steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
     out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3} src {} dst {} count {}{}{}{}\n", i,
                        primitiveName(s.prim), s.recvPeer, s.sendPeer, s.src, s.dst, s.count,
                        s.postOp ? " postOp" : "", s.syncSend ? " sync" : "",

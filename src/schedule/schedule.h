@@ -41,31 +41,43 @@ struct Step {
   // The step is over only when the peer no longer needs the sent bytes, so that a later step
   // may overwrite them (a chain reusing its scratch).
   bool syncSend = false;
-  // Run together with the next step (their transfers progress concurrently), e.g. the
-  // send/recv pairs of a group or a pairwise exchange.
+  // Run together with the next step (their transfers progress concurrently): the steps of
+  // one group, e.g. the send/recv pairs of a pairwise exchange. Set only by Schedule::addGroup;
+  // whatever a caller puts here is overwritten when the step is added.
   bool withNext = false;
 };
 
-struct Schedule {
+// The steps are a sequence of groups; the executor runs one group at a time, the steps of a
+// group concurrently. The container keeps the grouping rule in one place: a step with count 0
+// moves nothing and is dropped, and dropping it never ends or splits a group (both sides of a
+// transfer compute the same counts, so both drop it).
+class Schedule {
+ public:
   std::string algorithm;  // for logs: "ring", ...
   device::DataType type = device::DataType::kFloat32;
   device::RedOp op = device::RedOp::kSum;
   int nranks = 1;
-  std::vector<Step> steps;
   // Point-to-point schedules tag messages per peer instead of per collective sequence number:
   // only the two ranks of a pair take part, so the communicator-wide sequence can't be used.
   bool p2p = false;
-  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept);
-  // shared so that copies of the schedule (it travels into a stream task) stay cheap.
-  std::shared_ptr<std::vector<std::unique_ptr<std::byte[]>>> scratch;
+
+  // Adds a group of one step (nothing when its count is 0).
+  void add(Step step);
+  // Adds `group` as one group: its non-empty steps, in order, run concurrently. A group whose
+  // steps are all empty adds nothing.
+  void addGroup(std::vector<Step> group);
+  const std::vector<Step>& steps() const { return steps_; }
 
   // Reserves `bytes` of new scratch and returns it (valid as long as the schedule).
   std::byte* allocScratch(size_t bytes);
 
-  // Adds a step; steps with count 0 are dropped (both sides of a transfer compute the same
-  // counts, so both drop it).
-  void add(const Step& step);
   std::string dump() const;
+
+ private:
+  std::vector<Step> steps_;
+  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept);
+  // shared so that copies of the schedule (it travels into a stream task) stay cheap.
+  std::shared_ptr<std::vector<std::unique_ptr<std::byte[]>>> scratch_;
 };
 
 }  // namespace trnccl::schedule

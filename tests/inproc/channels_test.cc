@@ -15,6 +15,7 @@
 #include "algorithms/allreduce/ring.h"
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/ring_steps.h"
+#include "algorithms/torus2d.h"
 #include "api/handle.h"
 #include "plan/planner.h"
 #include "plan/topology_view.h"
@@ -85,6 +86,18 @@ TEST(PhysicalRings, SharedDirectedEdgesAndBadRingsFallBack) {
   EXPECT_EQ(algorithms::channelRings(nullptr, 2).size(), 1u);
 }
 
+// The ring algorithm of a collective.
+const algorithms::Algorithm& ringOf(Collective coll) {
+  switch (coll) {
+    case Collective::kAllGather:
+      return algorithms::allgather::kRing;
+    case Collective::kReduceScatter:
+      return algorithms::reducescatter::kRing;
+    default:
+      return algorithms::allreduce::kRing;
+  }
+}
+
 // Builds rank r's schedule of `coll` with `channels` over the trn1.32xlarge shape.
 schedule::Schedule build(Collective coll, int nranks, int r, size_t count, int channels,
                          std::vector<std::byte>& send, std::vector<std::byte>& recv) {
@@ -101,14 +114,7 @@ schedule::Schedule build(Collective coll, int nranks, int r, size_t count, int c
   recv.assign(count * 4 * (perRank && coll == Collective::kAllGather ? nranks : 1), std::byte{0});
   a.send = send.data();
   a.recv = recv.data();
-  switch (coll) {
-    case Collective::kAllGather:
-      return algorithms::allgather::ring(a);
-    case Collective::kReduceScatter:
-      return algorithms::reducescatter::ring(a);
-    default:
-      return algorithms::allreduce::ring(a);
-  }
+  return ringOf(coll).build(a);
 }
 
 // Every step talks to its channel ring's neighbours; the steps of one concurrent group never
@@ -125,8 +131,8 @@ TEST(ChannelSchedules, TwoChannelsUseBothRingsAndNeverShareAConnectionDirection)
         std::set<int> sendPeers, recvPeers;
         std::set<int> groupSend, groupRecv;
         int groups = 0, paired = 0;
-        for (size_t i = 0; i < s.steps.size(); ++i) {
-          const auto& st = s.steps[i];
+        for (size_t i = 0; i < s.steps().size(); ++i) {
+          const auto& st = s.steps()[i];
           if (st.sendPeer >= 0) {
             EXPECT_TRUE(groupSend.insert(st.sendPeer).second) << "step " << i;
             sendPeers.insert(st.sendPeer);
@@ -171,7 +177,7 @@ TEST(ChannelSchedules, OneRingFallsBackToOneChannelAlongLinks) {
   std::vector<std::byte> send, recv;
   auto s = build(Collective::kAllReduce, 16, 0, 100000, 2, send, recv);
   std::set<int> recvPeers;
-  for (const auto& st : s.steps) {
+  for (const auto& st : s.steps()) {
     EXPECT_FALSE(st.withNext);
     if (st.recvPeer >= 0) recvPeers.insert(st.recvPeer);
   }
@@ -190,7 +196,7 @@ int ringChannels(const plan::TopologyView& view, Collective coll, int nranks, si
   a.nranks = nranks;
   a.sliceBytes = 256 * 1024;
   a.shape = view.shape;
-  return plan::chooseChannels("ring", a, view.links);
+  return plan::chooseChannels(ringOf(coll), a, view.links);
 }
 
 TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
@@ -214,7 +220,7 @@ TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
   EXPECT_STREQ(c->algorithm->name, "ring");
   EXPECT_EQ(c->channels, 2);
   // Other algorithms run on one channel.
-  EXPECT_EQ(plan::chooseChannels("torus2d", a, view->links), 1);
+  EXPECT_EQ(plan::chooseChannels(algorithms::kTorus2dAllReduce, a, view->links), 1);
   // One physical ring at 16 ranks.
   auto view16 = plan::describeTopology("trn1.32xlarge", 16);
   ASSERT_TRUE(view16.isOk());

@@ -7,6 +7,7 @@
 //     --dump                               the description as YAML (loads back equal)
 //   trnccl-topo --check FILE               validate a description: exit 0, or 1 and the error
 //   trnccl-topo --list                     the names on the search path
+//   trnccl-topo --algorithms               the algorithms per collective (the registry)
 #include <fmt/format.h>
 #include <getopt.h>
 
@@ -32,6 +33,7 @@ struct Options {
   std::optional<std::string> draw;
   bool dump = false;
   bool list = false;
+  bool algorithms = false;
   // The tuner's section (--tune) goes here, with its printer in sections.h.
 };
 
@@ -42,21 +44,27 @@ void usage(FILE* out) {
       "[--dump]\n"
       "       trnccl-topo --check FILE\n"
       "       trnccl-topo --list\n"
+      "       trnccl-topo --algorithms\n"
       "NAME is a built-in (trnccl-topo --list) or a file; default $TRNCCL_TOPOLOGY or "
       "trn1.32xlarge.\nTRNCCL_TOPOLOGY_PATH adds directories of descriptions; "
       "TRNCCL_EMU_RANKS_PER_NODE sets ranks per instance for --rings.\n");
 }
 
 std::optional<Options> parse(int argc, char** argv) {
-  static const option kLong[] = {
-      {"file", required_argument, nullptr, 'f'},  {"neighbors", no_argument, nullptr, 'n'},
-      {"rings", required_argument, nullptr, 'r'}, {"check", required_argument, nullptr, 'c'},
-      {"draw", required_argument, nullptr, 'd'},  {"dump", no_argument, nullptr, 'y'},
-      {"list", no_argument, nullptr, 'l'},        {"help", no_argument, nullptr, 'h'},
-      {"tune", required_argument, nullptr, 't'},  {nullptr, 0, nullptr, 0}};
+  static const option kLong[] = {{"file", required_argument, nullptr, 'f'},
+                                 {"neighbors", no_argument, nullptr, 'n'},
+                                 {"rings", required_argument, nullptr, 'r'},
+                                 {"check", required_argument, nullptr, 'c'},
+                                 {"draw", required_argument, nullptr, 'd'},
+                                 {"dump", no_argument, nullptr, 'y'},
+                                 {"list", no_argument, nullptr, 'l'},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {"tune", required_argument, nullptr, 't'},
+                                 {"algorithms", no_argument, nullptr, 'a'},
+                                 {nullptr, 0, nullptr, 0}};
   Options o;
   o.topology = env::getString("TRNCCL_TOPOLOGY", "trn1.32xlarge");
-  for (int c; (c = getopt_long(argc, argv, "f:nr:c:d:ylht:", kLong, nullptr)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "f:nr:c:d:ylht:a", kLong, nullptr)) != -1;) {
     switch (c) {
       case 'f':
         o.topology = optarg;
@@ -97,6 +105,9 @@ std::optional<Options> parse(int argc, char** argv) {
       case 'l':
         o.list = true;
         break;
+      case 'a':
+        o.algorithms = true;
+        break;
       case 'h':
         usage(stdout);
         std::exit(0);
@@ -121,6 +132,10 @@ int fail(const Status& s) {
 int run(const Options& o) {
   if (o.list) {
     for (const std::string& name : topology::listTopologies()) fmt::print("{}\n", name);
+    return 0;
+  }
+  if (o.algorithms) {
+    tools::printAlgorithms();
     return 0;
   }
   if (o.check) {

@@ -18,6 +18,8 @@ void printNeighbors(const topology::Topology& topo);
 Status printRings(const topology::Topology& topo, int nranks);
 // The tuner's choice and estimate per collective and size for nranks ranks.
 Status printTuning(const std::string& nameOrPath, int nranks);
+// The registry: per collective, each algorithm's name, whether it uses channels, description.
+void printAlgorithms();
 // Writes <base>.dot and, when Graphviz's `dot` is on PATH, renders <base>.png and <base>.svg.
 Status drawTopology(const topology::Topology& topo, const std::string& base);
 

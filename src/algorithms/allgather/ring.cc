@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 #include "algorithms/ring_steps.h"
 
@@ -21,8 +22,10 @@ namespace trnccl::algorithms::allgather {
 using schedule::Primitive;
 using schedule::Step;
 
+namespace {
+
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "ring");
+  schedule::Schedule s = startSchedule(a, kRing.name);
   const size_t elem = device::dataTypeSize(a.type);
   const size_t blockBytes = a.count * elem;
   auto* recv = static_cast<std::byte*>(a.recv);
@@ -45,5 +48,16 @@ schedule::Schedule ring(const CollArgs& a) {
   interleaveChannels(s, perChannel);
   return s;
 }
+
+}  // namespace
+
+const Algorithm kRing = {
+    .name = "ring",
+    .description = "each block travels once around the ring, pipelined in slices",
+    .supports = anyCall,
+    .estimate = flatRingPhase,
+    .usesChannels = true,
+    .build = ring,
+};
 
 }  // namespace trnccl::algorithms::allgather

@@ -15,7 +15,11 @@
 // In place works: halves are read (sent or reduced) before they are overwritten.
 #include "algorithms/allreduce/rdh.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
+
+#include "algorithms/cost.h"
 
 namespace trnccl::algorithms::allreduce {
 
@@ -28,10 +32,20 @@ struct Range {
   size_t lo, hi;
 };
 
-}  // namespace
+// One level's exchange, as one group: elements `give` of `from` go to the partner while `take`
+// receives from it.
+void exchange(schedule::Schedule& s, int partner, const std::byte* from, Range give, size_t elem,
+              Step take) {
+  take.recvPeer = partner;
+  s.addGroup({Step{.prim = Primitive::kSend,
+                   .sendPeer = partner,
+                   .src = from + give.lo * elem,
+                   .count = give.hi - give.lo},
+              take});
+}
 
 schedule::Schedule rdh(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "rdh");
+  schedule::Schedule s = startSchedule(a, kRdh.name);
   const int n = a.nranks, r = a.rank;
   const size_t elem = device::dataTypeSize(a.type);
   const auto* send = static_cast<const std::byte*>(a.send);
@@ -70,19 +84,12 @@ schedule::Schedule rdh(const CollArgs& a) {
     const bool lower = (v & d) == 0;
     Range keep = lower ? Range{cur.lo, mid} : Range{mid, cur.hi};
     Range give = lower ? Range{mid, cur.hi} : Range{cur.lo, mid};
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = partner,
-               .src = src + give.lo * elem,
-               .count = give.hi - give.lo,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecvReduceCopy,
-               .recvPeer = partner,
-               .src = src + keep.lo * elem,
-               .dst = recv + keep.lo * elem,
-               .count = keep.hi - keep.lo,
-               .postOp = avg && d == 1});
-    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend)
-      s.steps.back().withNext = false;
+    exchange(s, partner, src, give, elem,
+             Step{.prim = Primitive::kRecvReduceCopy,
+                  .src = src + keep.lo * elem,
+                  .dst = recv + keep.lo * elem,
+                  .count = keep.hi - keep.lo,
+                  .postOp = avg && d == 1});
     held.push_back(cur);
     cur = keep;
     src = recv;  // from the second level on, the running sums live in recvbuff
@@ -92,17 +99,10 @@ schedule::Schedule rdh(const CollArgs& a) {
     const int partner = realRank(v ^ d);
     const Range whole = held[level];
     const Range other = cur.lo == whole.lo ? Range{cur.hi, whole.hi} : Range{whole.lo, cur.lo};
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = partner,
-               .src = recv + cur.lo * elem,
-               .count = cur.hi - cur.lo,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecv,
-               .recvPeer = partner,
-               .dst = recv + other.lo * elem,
-               .count = other.hi - other.lo});
-    if (!s.steps.empty() && s.steps.back().prim == Primitive::kSend)
-      s.steps.back().withNext = false;
+    exchange(
+        s, partner, recv, cur, elem,
+        Step{
+            .prim = Primitive::kRecv, .dst = recv + other.lo * elem, .count = other.hi - other.lo});
     cur = whole;
   }
   // Unfold.
@@ -111,5 +111,31 @@ schedule::Schedule rdh(const CollArgs& a) {
   }
   return s;
 }
+
+// Partners sit at growing distances: on average half a direct transfer's hops.
+double estimate(const CollArgs& a, const LinkModel& m) {
+  const int n = a.nranks;
+  const double S = totalBytes(a);
+  const LinkCost flat = flatLink(m);
+  int levels = 0;
+  while ((1 << (levels + 1)) <= n) ++levels;
+  double p = std::pow(2.0, levels);
+  double hops = std::max(1.0, m.meshHops / 2);
+  double t =
+      2 * levels * flat.latencyUs * hops + 2 * (p - 1) / p * S / (flat.bandwidth / hops * 1e3);
+  if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
+  return t;
+}
+
+}  // namespace
+
+const Algorithm kRdh = {
+    .name = "rdh",
+    .description = "recursive halving then doubling; non-powers of two folded",
+    .supports = [](const CollArgs& a) { return a.nranks > 1; },
+    .estimate = estimate,
+    .usesChannels = false,
+    .build = rdh,
+};
 
 }  // namespace trnccl::algorithms::allreduce

@@ -1,9 +1,10 @@
+// Recursive halving / doubling all-reduce (rdh.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::allreduce {
 
-schedule::Schedule rdh(const CollArgs& args);
+extern const Algorithm kRdh;
 
 }  // namespace trnccl::algorithms::allreduce

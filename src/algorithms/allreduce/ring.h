@@ -1,9 +1,10 @@
+// Ring all-reduce over the physical rings, on channels (ring.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::allreduce {
 
-schedule::Schedule ring(const CollArgs& args);
+extern const Algorithm kRing;
 
 }  // namespace trnccl::algorithms::allreduce

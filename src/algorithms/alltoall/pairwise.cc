@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms::alltoall {
@@ -15,8 +16,10 @@ namespace trnccl::algorithms::alltoall {
 using schedule::Primitive;
 using schedule::Step;
 
+namespace {
+
 schedule::Schedule pairwise(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "pairwise");
+  schedule::Schedule s = startSchedule(a, kPairwise.name);
   const size_t elem = device::dataTypeSize(a.type), blockBytes = a.count * elem;
   const int n = a.nranks, r = a.rank;
   const auto* send = static_cast<const std::byte*>(a.send);
@@ -32,17 +35,27 @@ schedule::Schedule pairwise(const CollArgs& a) {
              .count = a.count});
   for (int k = 1; k < n && a.count > 0; ++k) {
     const int to = mod(r + k, n), from = mod(r - k, n);
-    s.add(Step{.prim = Primitive::kSend,
-               .sendPeer = to,
-               .src = send + to * blockBytes,
-               .count = a.count,
-               .withNext = true});
-    s.add(Step{.prim = Primitive::kRecv,
-               .recvPeer = from,
-               .dst = recv + from * blockBytes,
-               .count = a.count});
+    s.addGroup({Step{.prim = Primitive::kSend,
+                     .sendPeer = to,
+                     .src = send + to * blockBytes,
+                     .count = a.count},
+                Step{.prim = Primitive::kRecv,
+                     .recvPeer = from,
+                     .dst = recv + from * blockBytes,
+                     .count = a.count}});
   }
   return s;
 }
+
+}  // namespace
+
+const Algorithm kPairwise = {
+    .name = "pairwise",
+    .description = "n-1 concurrent pairwise exchanges",
+    .supports = anyCall,
+    .estimate = flatPhase,
+    .usesChannels = false,
+    .build = pairwise,
+};
 
 }  // namespace trnccl::algorithms::alltoall

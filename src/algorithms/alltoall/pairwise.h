@@ -1,9 +1,10 @@
+// Pairwise-exchange all-to-all (pairwise.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::alltoall {
 
-schedule::Schedule pairwise(const CollArgs& args);
+extern const Algorithm kPairwise;
 
 }  // namespace trnccl::algorithms::alltoall

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms::broadcast {
@@ -15,8 +16,10 @@ namespace trnccl::algorithms::broadcast {
 using schedule::Primitive;
 using schedule::Step;
 
+namespace {
+
 schedule::Schedule chain(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "chain");
+  schedule::Schedule s = startSchedule(a, kChain.name);
   const size_t elem = device::dataTypeSize(a.type);
   const int n = a.nranks, pos = mod(a.rank - a.root, n);
   const int prev = ringPrev(a.rank, n), next = ringNext(a.rank, n);
@@ -41,5 +44,16 @@ schedule::Schedule chain(const CollArgs& a) {
   }
   return s;
 }
+
+}  // namespace
+
+const Algorithm kChain = {
+    .name = "chain",
+    .description = "pipelined chain from the root",
+    .supports = anyCall,
+    .estimate = flatPhase,
+    .usesChannels = false,
+    .build = chain,
+};
 
 }  // namespace trnccl::algorithms::broadcast

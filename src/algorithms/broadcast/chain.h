@@ -1,9 +1,10 @@
+// Pipelined chain broadcast (chain.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::broadcast {
 
-schedule::Schedule chain(const CollArgs& args);
+extern const Algorithm kChain;
 
 }  // namespace trnccl::algorithms::broadcast

@@ -47,16 +47,7 @@ schedule::Schedule batch(const std::vector<Op>& ops, int rank, int nranks) {
   }
   // Counts are in bytes (type kInt8) so one schedule can carry operations of several types.
   s.type = device::DataType::kInt8;
-  for (auto& round : rounds) {
-    std::vector<Step> live;
-    for (const Step& st : round) {
-      if (st.count > 0) live.push_back(st);
-    }
-    for (size_t i = 0; i < live.size(); ++i) {
-      live[i].withNext = i + 1 < live.size();
-      s.add(live[i]);
-    }
-  }
+  for (auto& round : rounds) s.addGroup(std::move(round));
   return s;
 }
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms::reduce {
@@ -18,8 +19,10 @@ namespace trnccl::algorithms::reduce {
 using schedule::Primitive;
 using schedule::Step;
 
+namespace {
+
 schedule::Schedule chain(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "chain");
+  schedule::Schedule s = startSchedule(a, kChain.name);
   const size_t elem = device::dataTypeSize(a.type);
   const int n = a.nranks, pos = mod(a.rank - a.root - 1, n);  // the root is last
   const int prev = ringPrev(a.rank, n), next = ringNext(a.rank, n);
@@ -55,5 +58,16 @@ schedule::Schedule chain(const CollArgs& a) {
   }
   return s;
 }
+
+}  // namespace
+
+const Algorithm kChain = {
+    .name = "chain",
+    .description = "pipelined chain ending at the root",
+    .supports = anyCall,
+    .estimate = flatPhase,
+    .usesChannels = false,
+    .build = chain,
+};
 
 }  // namespace trnccl::algorithms::reduce

@@ -1,9 +1,10 @@
+// Pipelined chain reduce (chain.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::reduce {
 
-schedule::Schedule chain(const CollArgs& args);
+extern const Algorithm kChain;
 
 }  // namespace trnccl::algorithms::reduce

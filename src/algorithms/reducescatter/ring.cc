@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "algorithms/cost.h"
 #include "algorithms/patterns.h"
 #include "algorithms/ring_steps.h"
 
@@ -28,8 +29,10 @@ namespace trnccl::algorithms::reducescatter {
 using schedule::Primitive;
 using schedule::Step;
 
+namespace {
+
 schedule::Schedule ring(const CollArgs& a) {
-  schedule::Schedule s = startSchedule(a, "ring");
+  schedule::Schedule s = startSchedule(a, kRing.name);
   if (a.nranks == 1) {
     s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = a.recv, .count = a.count});
     return s;
@@ -54,5 +57,16 @@ schedule::Schedule ring(const CollArgs& a) {
   interleaveChannels(s, perChannel);
   return s;
 }
+
+}  // namespace
+
+const Algorithm kRing = {
+    .name = "ring",
+    .description = "ring reduce-scatter, pipelined in slices",
+    .supports = anyCall,
+    .estimate = flatRingPhase,
+    .usesChannels = true,
+    .build = ring,
+};
 
 }  // namespace trnccl::algorithms::reducescatter

@@ -1,9 +1,10 @@
+// Ring reduce-scatter over the physical rings, on channels (ring.cc).
 #pragma once
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms::reducescatter {
 
-schedule::Schedule ring(const CollArgs& args);
+extern const Algorithm kRing;
 
 }  // namespace trnccl::algorithms::reducescatter

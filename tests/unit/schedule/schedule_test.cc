@@ -1,0 +1,73 @@
+// The Schedule container's grouping rule: empty steps are dropped without ending or splitting a
+// group, and withNext is the container's to set.
+#include "schedule/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace trnccl::schedule {
+namespace {
+
+Step sendTo(int peer, size_t count) {
+  return Step{.prim = Primitive::kSend, .sendPeer = peer, .count = count};
+}
+
+Step recvFrom(int peer, size_t count) {
+  return Step{.prim = Primitive::kRecv, .recvPeer = peer, .count = count};
+}
+
+// The groups of `s` as lists of peers (send peer, or receive peer), as the executor splits them.
+std::vector<std::vector<int>> groups(const Schedule& s) {
+  std::vector<std::vector<int>> out(1);
+  for (const Step& st : s.steps()) {
+    out.back().push_back(st.sendPeer >= 0 ? st.sendPeer : st.recvPeer);
+    if (!st.withNext) out.emplace_back();
+  }
+  out.pop_back();  // the empty group after the last step (or the only one of no steps)
+  return out;
+}
+
+TEST(ScheduleGroups, GroupOfOneStep) {
+  Schedule s;
+  s.addGroup({sendTo(1, 4)});
+  s.add(recvFrom(2, 4));
+  ASSERT_EQ(s.steps().size(), 2u);
+  EXPECT_FALSE(s.steps()[0].withNext);
+  EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{1}, {2}}));
+}
+
+TEST(ScheduleGroups, EmptyStepsNeverBreakAGroup) {
+  Schedule s;
+  // Empty first, middle and last: the three others still form one group.
+  s.addGroup(
+      {sendTo(1, 0), sendTo(2, 8), recvFrom(3, 0), recvFrom(4, 8), sendTo(5, 8), recvFrom(6, 0)});
+  s.addGroup({sendTo(7, 8), recvFrom(7, 8)});
+  EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{2, 4, 5}, {7, 7}}));
+}
+
+TEST(ScheduleGroups, AllEmptyGroupAddsNothing) {
+  Schedule s;
+  s.addGroup({sendTo(1, 8), recvFrom(1, 8)});
+  s.addGroup({sendTo(2, 0), recvFrom(2, 0)});
+  s.addGroup({});
+  s.add(sendTo(3, 0));
+  s.addGroup({sendTo(4, 8)});
+  // The empty groups neither join the first group to the last nor leave a trace.
+  EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{1, 1}, {4}}));
+}
+
+TEST(ScheduleGroups, WithNextIsTheContainers) {
+  Schedule s;
+  Step joined = sendTo(1, 8);
+  joined.withNext = true;  // a caller's flag does not join it to the next group
+  s.add(joined);
+  Step last = recvFrom(2, 8);
+  last.withNext = true;
+  s.addGroup({sendTo(3, 8), last});
+  s.add(sendTo(4, 8));
+  EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{1}, {3, 2}, {4}}));
+}
+
+}  // namespace
+}  // namespace trnccl::schedule
