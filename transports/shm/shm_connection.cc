@@ -50,14 +50,10 @@ ShmConnection::ShmConnection(PeerLink link)
       inCap_(link_.own->fifoBytes()),
       outSync_(link_.own->header()->commHash, link_.peer, link_.outSlot),
       inSync_(link_.own->header()->commHash, link_.self, link_.inSlot) {
-  if (!link_.sameProcess) pidfd_ = openPidfd(link_.peerPid);
+  if (!link_.sameProcess) pidfd_.reset(openPidfd(link_.peerPid));
   // Only this rank writes its outbound FIFO, and it has published nothing yet. (The inbound
   // one was touched when this rank created its segment.)
   touchPages(outData_, outCap_);
-}
-
-ShmConnection::~ShmConnection() {
-  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 const char* ShmConnection::sendMode() const {
@@ -311,8 +307,8 @@ Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
 Status ShmConnection::checkPeer() {
   if (link_.sameProcess) return Status::ok();
   bool gone = false;
-  if (pidfd_ >= 0) {
-    pollfd pfd{pidfd_, POLLIN, 0};
+  if (pidfd_) {
+    pollfd pfd{pidfd_.get(), POLLIN, 0};
     gone = ::poll(&pfd, 1, 0) > 0;
   } else {
     gone = ::kill(link_.peerPid, 0) == -1 && errno == ESRCH;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/fd_guard.h"
 #include "transports/core/transport.h"
 #include "transports/shm/record.h"
 #include "transports/shm/segment.h"
@@ -50,7 +51,6 @@ struct PeerLink {
 class ShmConnection final : public Connection {
  public:
   explicit ShmConnection(PeerLink link);
-  ~ShmConnection() override;
 
   Status beginSend(uint64_t tag, size_t bytes) override;
   Result<size_t> sendSome(const void* src, size_t bytes) override;
@@ -89,7 +89,7 @@ class ShmConnection final : public Connection {
 
   PeerLink link_;
   DoorbellWord* peerBell_;
-  int pidfd_ = -1;  // the peer process, for checkPeer (-1: not available, use kill)
+  FdGuard pidfd_;  // the peer process, for checkPeer (none: not available, use kill)
 
   // Sending, into the peer's segment.
   FifoCtrl* outCtrl_;
