@@ -14,8 +14,8 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/core/setup.h"
 #include "transports/tcp/address.h"
-#include "transports/tcp/exchange.h"
 #include "transports/tcp/interfaces.h"
 #include "transports/tcp/testing.h"
 #include "transports/tcp/wire.h"
@@ -463,16 +463,14 @@ Result<std::vector<PeerSockets>> Setup::run(asio::io_context* target) {
     error_code ec;
     publish(acceptor_.local_endpoint(ec), mine);
   }
-  Result<std::vector<ListenAddress>> addresses = exchange(ctx_, mine);
+  Result<std::vector<ListenAddress>> addresses = exchange(ctx_, mine, "tcp");
   if (!addresses) return addresses.status();
-  TRN_TRY(firstFailure(local, *addresses, "open its tcp listener"));
+  TRN_TRY(firstFailure(local, *addresses, "tcp", "open its tcp listener"));
 
   local = connectAll(*addresses);
   error_code ignored;
   acceptor_.close(ignored);
-  Result<std::vector<Verdict>> verdicts = exchange(ctx_, Verdict{local.isOk()});
-  if (!verdicts) return verdicts.status();
-  TRN_TRY(firstFailure(local, *verdicts, "connect its tcp peers"));
+  TRN_TRY(agree(ctx_, local, "tcp", "connect its tcp peers"));
   if (slots_.empty()) return std::vector<PeerSockets>{};
   if (target == nullptr) return invalidArgument("tcp: no I/O context for {} peers", slots_.size());
   return rehome(*target);
