@@ -3,6 +3,7 @@
 // schedule executor does, test data, and a scoped environment variable.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 
 #include "common/status.h"
 #include "common/wait.h"
+#include "transports/core/counters.h"
 #include "transports/core/transport.h"
 
 namespace trnccl::transport::test {
@@ -173,6 +175,20 @@ class EnvGuard {
   const char* name_;
   std::string old_;
   bool had_ = false;
+};
+
+// How much a transport's counters (transports/core/counters.h) moved since construction; they
+// are per process and cumulative.
+template <typename Event>
+class CounterDelta {
+ public:
+  CounterDelta() : start_(Counters<Event>::process().snapshot()) {}
+  int64_t get(Event event) const {
+    return Counters<Event>::process().get(event) - start_[static_cast<size_t>(event)];
+  }
+
+ private:
+  std::array<int64_t, Counters<Event>::kEvents> start_;
 };
 
 }  // namespace trnccl::transport::test

@@ -120,7 +120,6 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   }
   TRN_TRY(ensureSendRing());
   const auto* from = static_cast<const std::byte*>(src);
-  testing::Counters& counters = testing::counters();
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
     size_t want = std::min(offered - taken, config_.pieceBytes);
@@ -136,8 +135,8 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
       op.buffer = ring_.data() + offset;
       op.desc = ring_.desc();
     }
-    (*zeroCopy ? counters.zeroCopyPieces : counters.copiedPieces)
-        .fetch_add(1, std::memory_order_relaxed);
+    testing::counters().add(*zeroCopy ? testing::Event::kZeroCopyPieces
+                                      : testing::Event::kCopiedPieces);
     op.bytes = got;
     op.address = config_.address;
     op.tag = wireTag(false, config_.self, pieceSeq_);

@@ -182,11 +182,6 @@ SegmentHook& hook() {
 }
 }  // namespace
 
-Counters& counters() {
-  static Counters c;
-  return c;
-}
-
 void setSegmentCreatedHook(SegmentHook h) {
   std::lock_guard lock(hookMutex);
   hook() = std::move(h);

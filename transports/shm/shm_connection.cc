@@ -29,12 +29,11 @@ int openPidfd(pid_t pid) {
 }
 
 void countRecord(RecordKind kind) {
-  testing::Counters& counters = testing::counters();
-  std::atomic<uint64_t>& counter = kind == RecordKind::kInline    ? counters.inlineRecords
-                                   : kind == RecordKind::kPointer ? counters.pointerDescriptors
-                                   : kind == RecordKind::kArena   ? counters.arenaDescriptors
-                                                                  : counters.cmaDescriptors;
-  counter.fetch_add(1, std::memory_order_relaxed);
+  using testing::Event;
+  testing::counters().add(kind == RecordKind::kInline    ? Event::kInlineRecords
+                          : kind == RecordKind::kPointer ? Event::kPointerDescriptors
+                          : kind == RecordKind::kArena   ? Event::kArenaDescriptors
+                                                         : Event::kCmaDescriptors);
 }
 
 }  // namespace

@@ -22,13 +22,6 @@
 
 namespace trnccl::transport::tcp {
 
-namespace testing {
-Counters& counters() {
-  static Counters instance;
-  return instance;
-}
-}  // namespace testing
-
 namespace {
 
 namespace asio = boost::asio;
@@ -284,7 +277,7 @@ void Setup::onHello(const std::shared_ptr<Attempt>& in, const error_code& ec) {
   Status verdict =
       ec ? invalidArgument("no complete handshake ({})", ec.message()) : checkHello(in->hello);
   if (!verdict) {
-    testing::counters().rejectedHandshakes.fetch_add(1, std::memory_order_relaxed);
+    testing::counters().add(testing::Event::kRejectedHandshakes);
     // A port scanner must not flood the log: the first few are warnings, the rest info.
     if (++rejected_ <= kWarnRejections) {
       TRN_WARN(kNet, "tcp: rank {} rejected a connection from {}: {}", ctx_.rank, in->name,

@@ -115,7 +115,7 @@ TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
 
   std::vector<std::byte> out(1 << 20);
   fillPattern(out, 3);
-  uint64_t before = testing::counters().pointerDescriptors.load();
+  CounterDelta<testing::Event> counted;
   ASSERT_TRUE(sender->beginSend(7, out.size()).isOk());
   Result<size_t> taken = sender->sendSome(out.data(), out.size());
   ASSERT_TRUE(taken.isOk());
@@ -136,7 +136,7 @@ TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
   EXPECT_EQ(seen, out.size());
   EXPECT_TRUE(inPlace);
   EXPECT_TRUE(sender->sendDone().value());
-  EXPECT_EQ(testing::counters().pointerDescriptors.load(), before + 1);
+  EXPECT_EQ(counted.get(testing::Event::kPointerDescriptors), 1);
 }
 
 TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {
