@@ -1,22 +1,34 @@
-// What the transport unit tests share (tests/unit/shm, tcp, ofi): an out-of-band allGather
-// among ranks that are threads of one process, a poll loop that drives transfers the way the
-// schedule executor does, test data, and a scoped environment variable.
+// The one harness of the transport unit tests (tests/unit/shm, tcp, ofi): ranks as threads of
+// one process with an in-memory oob allGather (or two processes over a socketpair), each with
+// its doorbell, transport and SetupContext; a cluster of them that sets up connections
+// collectively; a poll loop that drives transfers the way the schedule executor does; test
+// data; a scoped environment variable; and what tests read to tell paths and leaks apart
+// (counter differences, /proc/self entries). What stays in tests/unit/<transport> is only what
+// is specific to that transport.
 #pragma once
 
+#include <dirent.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
 #include "common/wait.h"
+#include "device/device_api.h"
 #include "transports/core/counters.h"
 #include "transports/core/transport.h"
 
@@ -73,10 +85,185 @@ class ThreadOob final : public OobChannel {
   int rank_;
 };
 
+// allGather between two processes (ranks 0 and 1) over one end of a socketpair.
+class SocketOob final : public OobChannel {
+ public:
+  SocketOob(int fd, int rank) : fd_(fd), rank_(rank) {}
+  Result<std::vector<std::byte>> allGather(std::span<const std::byte> mine) override {
+    uint64_t size = mine.size();
+    if (!writeAll(&size, sizeof(size)) || !writeAll(mine.data(), mine.size())) {
+      return Status(Code::kSystemError, "test oob: write failed");
+    }
+    uint64_t theirSize = 0;
+    if (!readAll(&theirSize, sizeof(theirSize))) return Status(Code::kSystemError, "oob read");
+    std::vector<std::byte> theirs(theirSize);
+    if (!readAll(theirs.data(), theirs.size())) return Status(Code::kSystemError, "oob read");
+    std::vector<std::byte> all;
+    const auto& first = rank_ == 0 ? std::vector<std::byte>(mine.begin(), mine.end()) : theirs;
+    const auto& second = rank_ == 0 ? theirs : std::vector<std::byte>(mine.begin(), mine.end());
+    all.insert(all.end(), first.begin(), first.end());
+    all.insert(all.end(), second.begin(), second.end());
+    return all;
+  }
+  Status barrier() override { return allGather({}).status(); }
+
+ private:
+  bool writeAll(const void* data, size_t bytes) {
+    auto* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      ssize_t n = ::write(fd_, p, bytes);
+      if (n <= 0) return false;
+      p += n;
+      bytes -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+  bool readAll(void* data, size_t bytes) {
+    auto* p = static_cast<char*>(data);
+    while (bytes > 0) {
+      pollfd pfd{fd_, POLLIN, 0};
+      if (::poll(&pfd, 1, 30000) <= 0) return false;
+      ssize_t n = ::read(fd_, p, bytes);
+      if (n <= 0) return false;
+      p += n;
+      bytes -= static_cast<size_t>(n);
+    }
+    return true;
+  }
+
+  int fd_;
+  int rank_;
+};
+
 inline uint64_t randomCommHash() {
   std::random_device device;
   return (uint64_t{device()} << 32) | device();
 }
+
+// One rank: its doorbell, transport and setup context. Every rank is on this host (one host
+// hash and boot id), and device memory is located by the emulated runtime.
+struct Rank {
+  Rank(std::unique_ptr<Transport> t, int rank, int nranks, uint64_t commHash, OobChannel* oob)
+      : transport(std::move(t)) {
+    ctx.rank = rank;
+    ctx.nranks = nranks;
+    ctx.commHash = commHash;
+    ctx.oob = oob;
+    ctx.bell = &bell;
+    ctx.locate = [](const void* p) { return device::locate(p); };
+    ctx.deadline = Deadline::after(30s);
+    for (int r = 0; r < nranks; ++r) {
+      PeerInfo info;
+      info.rank = r;
+      info.pid = static_cast<int32_t>(::getpid());
+      info.hostHash = 42;
+      info.bootId = 7;
+      ctx.peers.push_back(info);
+    }
+  }
+  Result<std::vector<std::unique_ptr<Connection>>> connect(const std::vector<int>& peers) {
+    return transport->connect(ctx, peers);
+  }
+
+  // Declared first: outlives the transport, its threads and the connections rebound into it.
+  Doorbell bell;
+  SetupContext ctx;
+  std::unique_ptr<Transport> transport;
+};
+
+using TransportFactory = std::unique_ptr<Transport> (*)();
+
+// N ranks as threads of this process: connect() runs in one thread per rank (it is
+// collective); transfers may then be driven from any thread.
+struct Cluster {
+  Cluster(TransportFactory make, int n, uint64_t commHash) : size(n), hash(commHash), group(n) {
+    for (int r = 0; r < n; ++r) {
+      oobs.push_back(std::make_unique<ThreadOob>(group, r));
+      ranks.push_back(std::make_unique<Rank>(make(), r, n, commHash, oobs.back().get()));
+    }
+    peers.resize(static_cast<size_t>(n));
+    connections.resize(static_cast<size_t>(n));
+    statuses.resize(static_cast<size_t>(n));
+  }
+  ~Cluster() {
+    // Connections close concurrently, as ranks of a job would (each may linger for its sends).
+    std::vector<std::thread> threads;
+    for (auto& c : connections) threads.emplace_back([&c] { c.clear(); });
+    for (auto& t : threads) t.join();
+  }
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+
+  // Connects every rank to peersOf(rank); returns the first error (statuses has all).
+  Status connect(const std::function<std::vector<int>(int)>& peersOf) {
+    return runEach([&](int r) -> Status {
+      peers[static_cast<size_t>(r)] = peersOf(r);
+      auto result = ranks[static_cast<size_t>(r)]->connect(peers[static_cast<size_t>(r)]);
+      if (!result) return result.status();
+      connections[static_cast<size_t>(r)] = std::move(*result);
+      return Status::ok();
+    });
+  }
+
+  // Connects every rank to every other.
+  Status connectAll() {
+    return connect([this](int r) {
+      std::vector<int> all;
+      for (int p = 0; p < size; ++p) {
+        if (p != r) all.push_back(p);
+      }
+      return all;
+    });
+  }
+
+  // Runs fn(rank) in one thread per rank; returns the first error.
+  Status runEach(const std::function<Status(int)>& fn) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r) {
+      threads.emplace_back([&, r] { statuses[static_cast<size_t>(r)] = fn(r); });
+    }
+    for (auto& thread : threads) thread.join();
+    for (const Status& status : statuses) {
+      if (!status) return status;
+    }
+    return Status::ok();
+  }
+
+  // Rank's connection number `index`, in the order of the peers it connected to.
+  Connection* conn(int rank, size_t index) {
+    return connections[static_cast<size_t>(rank)][index].get();
+  }
+  // Rank's connection to `peer`, or nullptr.
+  Connection* connTo(int rank, int peer) {
+    auto& list = peers[static_cast<size_t>(rank)];
+    auto it = std::find(list.begin(), list.end(), peer);
+    if (it == list.end()) return nullptr;
+    return conn(rank, static_cast<size_t>(it - list.begin()));
+  }
+  Doorbell& bell(int rank) { return ranks[static_cast<size_t>(rank)]->bell; }
+
+  int size;
+  uint64_t hash;
+  OobGroup group;
+  std::vector<std::unique_ptr<ThreadOob>> oobs;
+  std::vector<std::unique_ptr<Rank>> ranks;
+  std::vector<std::vector<int>> peers;                                // what each rank connected to
+  std::vector<std::vector<std::unique_ptr<Connection>>> connections;  // destroyed first
+  std::vector<Status> statuses;
+};
+
+// A Cluster of one transport: `using Cluster = ClusterOf<makeShmTransport>;`.
+template <TransportFactory Make>
+struct ClusterOf : Cluster {
+  explicit ClusterOf(int n, uint64_t commHash = randomCommHash()) : Cluster(Make, n, commHash) {}
+};
+
+// A Rank of one transport, for ranks that are processes.
+template <TransportFactory Make>
+struct RankOf : Rank {
+  RankOf(int rank, int nranks, uint64_t commHash, OobChannel* oob)
+      : Rank(Make(), rank, nranks, commHash, oob) {}
+};
 
 struct SendOp {
   Connection* connection;
@@ -190,5 +377,15 @@ class CounterDelta {
  private:
   std::array<int64_t, Counters<Event>::kEvents> start_;
 };
+
+// Entries of a /proc/self directory ("fd", "task"): what a transport left open or running.
+inline size_t countEntries(const char* dir) {
+  size_t n = 0;
+  if (DIR* d = ::opendir(dir)) {
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  return n;
+}
 
 }  // namespace trnccl::transport::test

@@ -48,7 +48,7 @@ void ringExchange(int n) {
       std::vector<SendOp> sends;
       std::vector<RecvOp> recvs;
       for (size_t p = 0; p < peers.size(); ++p) {
-        Connection* c = cluster.conn(r, peers[p]);
+        Connection* c = cluster.connTo(r, peers[p]);
         fillPattern(out[p], seedOf(r, peers[p], size));
         TRN_TRY(c->beginSend(1000 + i, size));
         TRN_TRY(c->beginRecv(1000 + i, size));
@@ -96,7 +96,7 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
   Status status = cluster.runEach([&](int r) -> Status {
-    Connection* c = cluster.conn(r, 1 - r);
+    Connection* c = cluster.connTo(r, 1 - r);
     std::mt19937 random(77);
     for (int m = 0; m < 60; ++m) {
       size_t size = 1 + random() % 20000;
@@ -135,7 +135,7 @@ TEST_P(OfiTransportTest, MismatchFails) {
     ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
     std::vector<std::byte> out(64), in(64);
     Status status = cluster.runEach([&](int r) -> Status {
-      Connection* c = cluster.conn(r, 1 - r);
+      Connection* c = cluster.connTo(r, 1 - r);
       if (r == 0) {
         TRN_TRY(c->beginSend(0x1234, 64));
         std::vector<SendOp> sends = {{c, out.data(), 64}};

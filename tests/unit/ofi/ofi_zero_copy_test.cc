@@ -40,7 +40,7 @@ class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
   static bool transfer(Cluster& cluster, const std::byte* src, size_t bytes, uint64_t tag) {
     std::vector<std::byte> in(bytes);
     Status status = cluster.runEach([&](int r) -> Status {
-      Connection* c = cluster.conn(r, 1 - r);
+      Connection* c = cluster.connTo(r, 1 - r);
       std::vector<SendOp> sends;
       std::vector<RecvOp> recvs;
       if (r == 0) {
