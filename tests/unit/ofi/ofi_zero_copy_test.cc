@@ -56,6 +56,15 @@ class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
     return status.isOk() && std::memcmp(in.data(), src, bytes) == 0;
   }
 
+  // Rank 0 sends a host buffer of kMessage bytes to rank 1 of a fresh pair; true when it
+  // arrived intact.
+  bool sendHostBuffer(uint64_t seed) {
+    std::vector<std::byte> host(kMessage);
+    fillPattern(host, seed);
+    auto cluster = connect();
+    return cluster && transfer(*cluster, host.data(), kMessage, seed);
+  }
+
   // Fills `bytes` at `dst` (device or host memory) with a pattern of `seed`.
   static void fill(std::byte* dst, size_t bytes, uint64_t seed) {
     std::vector<std::byte> pattern(bytes);
@@ -100,12 +109,8 @@ TEST_P(OfiZeroCopyTest, DeviceBufferGoesZeroCopyWithACachedRegistration) {
 
 // Host memory may be unmapped behind the cache's back: never registered, always copied.
 TEST_P(OfiZeroCopyTest, HostBufferGoesThroughTheRing) {
-  std::vector<std::byte> host(kMessage);
-  fillPattern(host, 3);
-  auto cluster = connect();
-  ASSERT_TRUE(cluster);
   CounterDelta<Event> delta;
-  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 3));
+  ASSERT_TRUE(sendHostBuffer(3));
   EXPECT_EQ(delta.get(Event::kZeroCopyPieces), 0);
   EXPECT_EQ(delta.get(Event::kCopiedPieces), 4);
   EXPECT_EQ(delta.get(Event::kRegistrations), 0);
@@ -118,12 +123,8 @@ TEST_P(OfiZeroCopyTest, HostBufferGoesZeroCopyWithoutMrLocal) {
   Result<InfoPtr> info = chooseProvider(true);
   ASSERT_TRUE(info.isOk()) << info.status().message();
   if ((*info)->domain_attr->mr_mode & FI_MR_LOCAL) GTEST_SKIP() << "provider needs FI_MR_LOCAL";
-  std::vector<std::byte> host(kMessage);
-  fillPattern(host, 4);
-  auto cluster = connect();
-  ASSERT_TRUE(cluster);
   CounterDelta<Event> delta;
-  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 4));
+  ASSERT_TRUE(sendHostBuffer(4));
   EXPECT_EQ(delta.get(Event::kZeroCopyPieces), 4);
   EXPECT_EQ(delta.get(Event::kCopiedPieces), 0);
   EXPECT_EQ(delta.get(Event::kRegistrations), 0);
