@@ -82,6 +82,19 @@ inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<Recv
   }
 }
 
+// Offers `bytes` at `src` to the connection's current message until all were taken or
+// `deadline` passed, without any receive polled; returns how many were taken.
+inline Result<size_t> offer(Connection& connection, const std::byte* src, size_t bytes,
+                            Deadline deadline = Deadline::after(5s)) {
+  size_t taken = 0;
+  while (taken < bytes && !deadline.expired()) {
+    Result<size_t> n = connection.sendSome(src + taken, bytes - taken);
+    if (!n) return n.status();
+    taken += *n;
+  }
+  return taken;
+}
+
 inline void fillPattern(std::vector<std::byte>& buffer, uint64_t seed) {
   uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
   for (auto& b : buffer) {

@@ -82,12 +82,9 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
       auto until = Deadline::after(30s);
       while (offered < size) {
         size_t part = std::min(size - offered, size / 4 + 1);
-        for (size_t taken = 0; taken < part;) {
-          Result<size_t> n = c->sendSome(out.data() + offered + taken, part - taken);
-          if (!n) return n.status();
-          taken += *n;
-          if (until.expired()) return Status(Code::kTimeout, "test: sendSome took nothing");
-        }
+        Result<size_t> taken = offer(*c, out.data() + offered, part, until);
+        if (!taken) return taken.status();
+        if (*taken < part) return Status(Code::kTimeout, "test: sendSome took nothing");
         offered += part;
       }
       std::vector<SendOp> sends = {{c, out.data(), size, size}};

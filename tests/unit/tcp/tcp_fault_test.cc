@@ -27,14 +27,9 @@ Status receiveUntilError(Cluster& cluster, int rank, Connection* connection, siz
 // Stages a whole message (the peer's I/O thread drains it into its rings).
 void stage(Connection* connection, uint64_t tag, const std::vector<std::byte>& out) {
   ASSERT_TRUE(connection->beginSend(tag, out.size()).isOk());
-  size_t taken = 0;
-  Deadline deadline = Deadline::after(5s);
-  while (taken < out.size() && !deadline.expired()) {
-    Result<size_t> n = connection->sendSome(out.data() + taken, out.size() - taken);
-    ASSERT_TRUE(n.isOk()) << n.status().message();
-    taken += *n;
-  }
-  ASSERT_EQ(taken, out.size());
+  Result<size_t> taken = offer(*connection, out.data(), out.size());
+  ASSERT_TRUE(taken.isOk()) << taken.status().message();
+  ASSERT_EQ(*taken, out.size());
 }
 
 TEST(TcpErrors, TagMismatchNamesPeerTagsAndSizes) {

@@ -118,14 +118,9 @@ TEST(TcpStaging, SenderNeedsNoReceiverForHalfTheBuffer) {
   std::vector<std::byte> out(sender->bufferBytes() / 2);
   fillPattern(out, 1);
   ASSERT_TRUE(sender->beginSend(5, out.size()).isOk());
-  size_t taken = 0;
-  Deadline deadline = Deadline::after(5s);
-  while (taken < out.size() && !deadline.expired()) {
-    Result<size_t> n = sender->sendSome(out.data() + taken, out.size() - taken);
-    ASSERT_TRUE(n.isOk()) << n.status().message();
-    taken += *n;
-  }
-  EXPECT_EQ(taken, out.size());
+  Result<size_t> taken = offer(*sender, out.data(), out.size());
+  ASSERT_TRUE(taken.isOk()) << taken.status().message();
+  EXPECT_EQ(*taken, out.size());
   std::vector<std::byte> in(out.size());
   std::vector<SendOp> sends{{sender, out.data(), out.size(), out.size()}};
   std::vector<RecvOp> recvs{{cluster.conn(1, 0), in.data(), in.size()}};
