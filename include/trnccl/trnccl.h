@@ -93,11 +93,15 @@ typedef struct {
   const char* topology;   /**< Built-in topology name or YAML path; NULL = TRNCCL_TOPOLOGY. */
   const char* transports; /**< Transport preference, e.g. "shm,tcp"; NULL = TRNCCL_TRANSPORT. */
   const char* netName;    /**< Reserved for a network plugin name; NULL = default. */
+  /** 1: all-reduce, reduce-scatter and reduce give bitwise identical results for the same
+   *  inputs whatever the algorithm, channels, transport, topology and run (every element
+   *  folded in rank order); 0: off; -1 (the initializer's): TRNCCL_DETERMINISTIC decides. */
+  int deterministic;
 } trncclConfig_t;
 
 #define TRNCCL_CONFIG_MAGIC 0x7c0f1e5du
 #define TRNCCL_CONFIG_INITIALIZER \
-  { sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, NULL, NULL }
+  { sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, NULL, NULL, -1 }
 
 /** Writes TRNCCL_VERSION_CODE to *version. */
 trncclResult_t trncclGetVersion(int* version);

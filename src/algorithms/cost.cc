@@ -31,6 +31,14 @@ double flatPhase(const CollArgs& a, const LinkModel& m) {
   return ringPhase(a.nranks, totalBytes(a), flatLink(m));
 }
 
+double directPhase(const CollArgs& a, const LinkModel& m) {
+  const LinkCost flat = flatLink(m);
+  const double hops = std::max(1.0, m.meshHops);
+  const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
+  const int n = a.nranks;
+  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
+}
+
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
   const int k = a.nranks, channels = std::max(1, a.channels);
   if (k <= 1) return 0;

@@ -42,6 +42,11 @@ double ringPhase(int k, double bytes, LinkCost link);
 // the chains and the pairwise exchange.
 double flatPhase(const CollArgs& a, const LinkModel& m);
 
+// One round of direct transfers (every rank to every other at once): the n-1 blocks of S/n
+// cross the torus links they share, so each is slowed (and delayed) by the average hops of a
+// direct transfer (LinkModel::meshHops).
+double directPhase(const CollArgs& a, const LinkModel& m);
+
 // One phase of the flat ring over all ranks on args.channels rings at once, each on its own part
 // (S / channels) and its own directed links (channelRings guarantees no two share one; links
 // are full duplex and the description's bandwidth is per direction), each extra concurrent

@@ -4,19 +4,23 @@
 // All-gather: one round, my block to every peer and every peer's block from it, concurrently.
 // Reduce-scatter: round (1) of the all-reduce below, on blocks of recvcount.
 // All-reduce:
-// Composition: (1) send block k to rank k for every k concurrently, and reduce the n-1 blocks
-// r that arrive, one peer at a time in rank order, into recvbuff block r (divided for avg);
+// Composition: (1) send block k to rank k for every k concurrently, and fold the n blocks r,
+// one peer at a time in rank order (x0 first, the own block at its place), into recvbuff block
+// r (divided for avg): orderedReduceScatter in one round (ordered_steps.cc), so mesh gives the
+// same bits as every algorithm that folds in rank order and runs in deterministic mode;
 // (2) send the final block r to every peer, and receive every other final block, concurrently.
 // Steps: 2 rounds; bytes per rank: 2(n-1)/n * S, like the ring, with latency 2 hops instead of
 // 2(n-1). Supported while one block fits a connection's buffer twice over (each send completes
-// without waiting for its receiver), i.e. for small messages. In place works: block r is read
-// (as the reduction's first operand) before it is written, and other blocks are sent before
-// they are received into.
+// without waiting for its receiver), i.e. for small messages. In place works: the own block is
+// saved to scratch before x0 is received over it, and other blocks are sent before they are
+// received into.
 #include "algorithms/mesh.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "algorithms/cost.h"
+#include "algorithms/ordered_steps.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms {
@@ -25,36 +29,6 @@ using schedule::Primitive;
 using schedule::Step;
 
 namespace {
-
-// Direct reduce-scatter: block k of `send` (at offset(k), count(k)) goes to rank k; the n-1
-// incoming copies of my block are reduced in, one peer at a time, into `out`.
-template <typename Offset, typename Count>
-void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::byte* send,
-                         std::byte* out, Offset offset, Count count) {
-  const int n = a.nranks, r = a.rank;
-  std::vector<Step> round;
-  for (int k = 1; k < n; ++k) {
-    int to = mod(r + k, n);
-    round.push_back(Step{
-        .prim = Primitive::kSend, .sendPeer = to, .src = send + offset(to), .count = count(to)});
-  }
-  // The first reduction joins the sends; the others follow in order.
-  round.push_back(Step{.prim = Primitive::kRecvReduceCopy,
-                       .recvPeer = mod(r - 1, n),
-                       .src = send + offset(r),
-                       .dst = out,
-                       .count = count(r),
-                       .postOp = a.op == device::RedOp::kAvg && n == 2});
-  s.addGroup(std::move(round));
-  for (int k = 2; k < n; ++k) {
-    s.add(Step{.prim = Primitive::kRecvReduceCopy,
-               .recvPeer = mod(r - k, n),
-               .src = out,
-               .dst = out,
-               .count = count(r),
-               .postOp = a.op == device::RedOp::kAvg && k == n - 1});
-  }
-}
 
 // Direct all-gather: my block (at offset(r) of buf) to every peer, theirs into buf.
 template <typename Offset, typename Count>
@@ -84,11 +58,13 @@ bool supports(const CollArgs& a) {
 schedule::Schedule allReduce(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshAllReduce.name);
   const size_t elem = device::dataTypeSize(a.type);
+  auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
   auto* recv = static_cast<std::byte*>(a.recv);
   auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
   auto count = [&](int b) { return evenBlock(a.count, a.nranks, b).count; };
-  directReduceScatter(s, a, static_cast<const std::byte*>(a.send), recv + offset(a.rank), offset,
-                      count);
+  orderedReduceScatter(
+      s, a, [&](int b) { return send + offset(b); }, recv + offset(a.rank), count, SIZE_MAX,
+      a.op == device::RedOp::kAvg);
   directAllGather(s, a, recv, offset, count);
   return s;
 }
@@ -107,20 +83,11 @@ schedule::Schedule allGather(const CollArgs& a) {
 schedule::Schedule reduceScatter(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshReduceScatter.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
-  directReduceScatter(
-      s, a, static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv),
-      [&](int b) { return b * block; }, [&](int) { return a.count; });
+  auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
+  orderedReduceScatter(
+      s, a, [&](int b) { return send + b * block; }, static_cast<std::byte*>(a.recv),
+      [&](int) { return a.count; }, SIZE_MAX, a.op == device::RedOp::kAvg);
   return s;
-}
-
-// One round of direct transfers: the n-1 blocks of S/n cross the torus links they share, so
-// each is slowed (and delayed) by the average hops of a direct transfer.
-double directRound(const CollArgs& a, const LinkModel& m) {
-  const LinkCost flat = flatLink(m);
-  const double hops = std::max(1.0, m.meshHops);
-  const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
-  const int n = a.nranks;
-  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
 }
 
 }  // namespace
@@ -129,16 +96,17 @@ const Algorithm kMeshAllReduce = {
     .name = "mesh",
     .description = "direct exchange with every peer in two rounds (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directRound(a, m); },
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directPhase(a, m); },
     .usesChannels = false,
     .build = allReduce,
+    .foldsInRankOrder = true,
 };
 
 const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = directRound,
+    .estimate = directPhase,
     .usesChannels = false,
     .build = allGather,
 };
@@ -147,9 +115,10 @@ const Algorithm kMeshReduceScatter = {
     .name = "mesh",
     .description = "direct exchange with every peer in one round (small messages)",
     .supports = supports,
-    .estimate = directRound,
+    .estimate = directPhase,
     .usesChannels = false,
     .build = reduceScatter,
+    .foldsInRankOrder = true,
 };
 
 }  // namespace trnccl::algorithms

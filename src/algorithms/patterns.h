@@ -24,4 +24,9 @@ constexpr Block evenBlock(size_t count, int parts, int index) {
   return {i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
 }
 
+// Elements of a block of `count` elements inside the slice [base, base + slice).
+constexpr size_t sliceCount(size_t count, size_t base, size_t slice) {
+  return count > base ? (slice < count - base ? slice : count - base) : 0;
+}
+
 }  // namespace trnccl::algorithms

@@ -7,6 +7,7 @@
 #include "algorithms/broadcast/chain.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
+#include "algorithms/ordered.h"
 #include "algorithms/reduce/chain.h"
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/torus2d.h"
@@ -37,7 +38,7 @@ namespace {
 // algorithm: its file (with its descriptor) and one line here.
 constexpr const Algorithm* kAllReduce[] = {
     &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce,
-    &kMeshAllReduce,   &allreduce::kRdh,
+    &kMeshAllReduce,   &allreduce::kRdh,   &kOrderedAllReduce,
 };
 constexpr const Algorithm* kAllGather[] = {
     &allgather::kRing,
@@ -46,13 +47,11 @@ constexpr const Algorithm* kAllGather[] = {
     &kMeshAllGather,
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing,
-    &kTorus2dReduceScatter,
-    &kHierarchicalReduceScatter,
-    &kMeshReduceScatter,
+    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter,
+    &kMeshReduceScatter,   &kOrderedReduceScatter,
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
-constexpr const Algorithm* kReduce[] = {&reduce::kChain};
+constexpr const Algorithm* kReduce[] = {&reduce::kChain, &kOrderedReduce};
 constexpr const Algorithm* kAlltoAll[] = {&alltoall::kPairwise};
 
 }  // namespace

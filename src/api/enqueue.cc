@@ -59,6 +59,7 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
   args.shape = comm.topology().shape;
+  args.deterministic = comm.config().deterministic;
   using algorithms::Collective;
   const size_t elem = device::dataTypeSize(args.type);
   if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||

@@ -29,21 +29,29 @@ bool listAllows(std::string list, const std::string& algo) {
   return exclude ? !listed : listed;
 }
 
-// INFO names each (collective, algorithm, channels) the first time this process uses it.
-void logChoice(const std::string& coll, const Choice& c, const std::string& spec) {
+// INFO names each (collective, algorithm, channels, mode) the first time this process uses it.
+void logChoice(const std::string& coll, const Choice& c, const std::string& spec,
+               bool deterministic) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
   const std::string algo = c.algorithm->name;
-  if (seen.insert(fmt::format("{}/{}/{}", coll, algo, c.channels)).second) {
+  if (seen.insert(fmt::format("{}/{}/{}/{}", coll, algo, c.channels, deterministic)).second) {
     const int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0);
     TRN_INFO(kTune,
-             "{}: algorithm {}, {} channel(s) (estimate {:.1f} us on the modelled topology; "
+             "{}: algorithm {}{}, {} channel(s) (estimate {:.1f} us on the modelled topology; "
              "TRNCCL_ALGO={}, TRNCCL_NCHANNELS={})",
-             coll, algo, c.channels, c.estimateUs, spec.empty() ? "unset" : spec,
+             coll, algo, deterministic ? " (deterministic mode on: folds in rank order)" : "",
+             c.channels, c.estimateUs, spec.empty() ? "unset" : spec,
              forced > 0 ? std::to_string(forced) : "unset");
   }
+}
+
+// Deterministic mode runs a reducing collective only on an algorithm whose descriptor claims
+// the rank-order fold (Algorithm::foldsInRankOrder); a descriptor that says nothing declines.
+bool keepsOrder(const algorithms::Algorithm& algo, const algorithms::CollArgs& args) {
+  return !args.deterministic || !algorithms::reduces(args.coll) || algo.foldsInRankOrder;
 }
 
 // The algorithm's estimate with its best channel count.
@@ -100,7 +108,9 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
   const std::string spec = env::getString("TRNCCL_ALGO", "");
   Choice best;
   for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
-    if (!algoAllowed(spec, coll, algo->name) || !algo->supports(args)) continue;
+    if (!algoAllowed(spec, coll, algo->name) || !keepsOrder(*algo, args) || !algo->supports(args)) {
+      continue;
+    }
     consider(best, estimate(*algo, args, links));
   }
   if (best.algorithm == nullptr && !spec.empty()) {
@@ -108,12 +118,17 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
     static std::once_flag warned;
     std::call_once(warned, [&] {
       TRN_WARN(kTune,
-               "TRNCCL_ALGO='{}' allows no {} algorithm for this call; falling back to "
+               "TRNCCL_ALGO='{}' allows no {} algorithm for this call{}; falling back to "
                "the tuner's choice",
-               spec, coll);
+               spec, coll,
+               args.deterministic && algorithms::reduces(args.coll)
+                   ? " in deterministic mode (only algorithms that fold in rank order run)"
+                   : "");
     });
     for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
-      if (algo->supports(args)) consider(best, estimate(*algo, args, links));
+      if (keepsOrder(*algo, args) && algo->supports(args)) {
+        consider(best, estimate(*algo, args, links));
+      }
     }
   }
   if (best.algorithm == nullptr) {
@@ -127,7 +142,8 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
   auto c = choose(args, links);
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);
-  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""));
+  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""),
+            args.deterministic && algorithms::reduces(args.coll));
   TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
             device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   algorithms::CollArgs a = args;

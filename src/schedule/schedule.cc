@@ -20,11 +20,15 @@ const char* primitiveName(Primitive p) {
       return "recvCopySend";
     case Primitive::kCopy:
       return "copy";
+    case Primitive::kReduce:
+      return "reduce";
   }
   return "?";
 }
 
-bool receives(Primitive p) { return p != Primitive::kSend && p != Primitive::kCopy; }
+bool receives(Primitive p) {
+  return p != Primitive::kSend && p != Primitive::kCopy && p != Primitive::kReduce;
+}
 
 bool sends(Primitive p) {
   return p == Primitive::kSend || p == Primitive::kRecvReduceSend ||
