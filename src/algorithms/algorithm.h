@@ -13,10 +13,25 @@
 
 namespace trnccl::algorithms {
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll };
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAlltoAll,
+  kGather,
+  kScatter,
+};
 inline constexpr Collective kCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
                                               Collective::kReduceScatter, Collective::kBroadcast,
-                                              Collective::kReduce,        Collective::kAlltoAll};
+                                              Collective::kReduce,        Collective::kAlltoAll,
+                                              Collective::kGather,        Collective::kScatter};
+// Whether the collective has a root (CollArgs::root).
+constexpr bool rooted(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kGather ||
+         c == Collective::kScatter;
+}
 // As TRNCCL_ALGO names it: "allreduce", "allgather", ...
 const char* collectiveName(Collective c);
 // Whether the collective combines values with a reduction op (all-reduce, reduce-scatter,

@@ -18,7 +18,8 @@ LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : 
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
   bool perRank = a.coll == Collective::kAllGather || a.coll == Collective::kReduceScatter ||
-                 a.coll == Collective::kAlltoAll;
+                 a.coll == Collective::kAlltoAll || a.coll == Collective::kGather ||
+                 a.coll == Collective::kScatter;
   return static_cast<double>(a.count) * elem * (perRank ? a.nranks : 1);
 }
 

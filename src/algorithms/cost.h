@@ -32,7 +32,7 @@ LinkCost interLink(const LinkModel& m);  // across instances, per rank
 LinkCost flatLink(const LinkModel& m);
 
 // Bytes of the whole buffer S, as nccl-tests counts it (the per-rank count times nranks for
-// all-gather, reduce-scatter and all-to-all).
+// all-gather, reduce-scatter, all-to-all, gather and scatter).
 double totalBytes(const CollArgs& a);
 
 // One ring phase (a reduce-scatter or an all-gather) over k members: (k-1) steps of bytes / k.

@@ -5,11 +5,13 @@
 #include "algorithms/allreduce/ring.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
+#include "algorithms/gather/direct.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
 #include "algorithms/ordered.h"
 #include "algorithms/reduce/chain.h"
 #include "algorithms/reducescatter/ring.h"
+#include "algorithms/scatter/direct.h"
 #include "algorithms/torus2d.h"
 
 namespace trnccl::algorithms {
@@ -28,6 +30,10 @@ const char* collectiveName(Collective c) {
       return "reduce";
     case Collective::kAlltoAll:
       return "alltoall";
+    case Collective::kGather:
+      return "gather";
+    case Collective::kScatter:
+      return "scatter";
   }
   return "?";
 }
@@ -53,6 +59,8 @@ constexpr const Algorithm* kReduceScatter[] = {
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
 constexpr const Algorithm* kReduce[] = {&reduce::kChain, &kOrderedReduce};
 constexpr const Algorithm* kAlltoAll[] = {&alltoall::kPairwise};
+constexpr const Algorithm* kGather[] = {&gather::kDirect};
+constexpr const Algorithm* kScatter[] = {&scatter::kDirect};
 
 }  // namespace
 
@@ -70,6 +78,10 @@ std::span<const Algorithm* const> algorithmsFor(Collective c) {
       return kReduce;
     case Collective::kAlltoAll:
       return kAlltoAll;
+    case Collective::kGather:
+      return kGather;
+    case Collective::kScatter:
+      return kScatter;
   }
   return {};
 }
