@@ -17,8 +17,10 @@
 extern "C" {
 #endif
 
+/* The one version source: CMake reads these (cmake/Version.cmake); CHANGELOG.md's newest entry
+ * must name the same version. */
 #define TRNCCL_MAJOR 0
-#define TRNCCL_MINOR 1
+#define TRNCCL_MINOR 2
 #define TRNCCL_PATCH 0
 /** Version code as in NCCL: major*10000 + minor*100 + patch. */
 #define TRNCCL_VERSION_CODE (TRNCCL_MAJOR * 10000 + TRNCCL_MINOR * 100 + TRNCCL_PATCH)
