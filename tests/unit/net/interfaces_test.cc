@@ -18,30 +18,36 @@ std::string chosen(const std::vector<Interface>& all, std::string_view spec,
   return result->name + " " + result->address.to_string();
 }
 
-TEST(MatchInterface, Prefixes) {
-  EXPECT_TRUE(matchInterface("eth0", "eth"));
-  EXPECT_TRUE(matchInterface("eth1", "ib,eth"));
-  EXPECT_FALSE(matchInterface("ib0", "eth"));
-  EXPECT_FALSE(matchInterface("et", "eth"));
-  EXPECT_FALSE(matchInterface("lo", "eth,ib"));
-  EXPECT_FALSE(matchInterface("eth0", ""));
-  EXPECT_FALSE(matchInterface("eth0", ",,"));
-}
-
-TEST(MatchInterface, Exclude) {
-  EXPECT_FALSE(matchInterface("docker0", "^docker,lo"));
-  EXPECT_FALSE(matchInterface("lo", "^docker,lo"));
-  EXPECT_TRUE(matchInterface("eth0", "^docker,lo"));
-  EXPECT_TRUE(matchInterface("eth0", "^"));
-}
-
-TEST(MatchInterface, Exact) {
-  EXPECT_TRUE(matchInterface("eth0", "=eth0"));
-  EXPECT_FALSE(matchInterface("eth01", "=eth0"));
-  EXPECT_FALSE(matchInterface("eth", "=eth0"));
-  EXPECT_TRUE(matchInterface("ib1", "=eth0,ib1"));
-  EXPECT_FALSE(matchInterface("eth0", "^=eth0"));
-  EXPECT_TRUE(matchInterface("eth01", "^=eth0"));
+TEST(MatchInterface, NcclSyntax) {
+  struct Case {
+    const char* name;
+    const char* spec;
+    bool selected;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           // Prefixes.
+           {"eth0", "eth", true},
+           {"eth1", "ib,eth", true},
+           {"ib0", "eth", false},
+           {"et", "eth", false},
+           {"lo", "eth,ib", false},
+           {"eth0", "", false},
+           {"eth0", ",,", false},
+           // '^' excludes.
+           {"docker0", "^docker,lo", false},
+           {"lo", "^docker,lo", false},
+           {"eth0", "^docker,lo", true},
+           {"eth0", "^", true},
+           // '=' exact names.
+           {"eth0", "=eth0", true},
+           {"eth01", "=eth0", false},
+           {"eth", "=eth0", false},
+           {"ib1", "=eth0,ib1", true},
+           {"eth0", "^=eth0", false},
+           {"eth01", "^=eth0", true},
+       }) {
+    EXPECT_EQ(matchInterface(c.name, c.spec), c.selected) << c.name << " by '" << c.spec << "'";
+  }
 }
 
 TEST(SelectInterface, DefaultSkipsLoopbackAndDocker) {

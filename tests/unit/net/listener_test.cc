@@ -5,12 +5,7 @@
 // The protocol under test: a peer sends "hello" and is answered "ok"; anything else is junk.
 #include "transports/net/listener.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -20,63 +15,31 @@
 #include <thread>
 #include <vector>
 
+#include "unit/net/raw_socket.h"
+
 namespace trnccl::transport::net {
 namespace {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using Ms = std::chrono::milliseconds;
+using test::RawSocket;
 
 long long msSince(Clock::time_point start) {
   return std::chrono::duration_cast<Ms>(Clock::now() - start).count();
 }
 
-// A blocking loopback client; reads wait at most the given time.
-class Client {
- public:
-  explicit Client(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(port);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
-  }
-  ~Client() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  bool send(std::string_view bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-  void endWrites() { ::shutdown(fd_, SHUT_WR); }
-  // What arrives within `ms` (up to `n` bytes); stops early at end of file.
-  std::string receive(size_t n, int ms) {
-    std::string got;
-    auto end = Clock::now() + Ms(ms);
-    while (got.size() < n && Clock::now() < end) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      char buf[64];
-      ssize_t r = ::recv(fd_, buf, std::min(sizeof(buf), n - got.size()), 0);
-      if (r <= 0) break;
-      got.append(buf, static_cast<size_t>(r));
-    }
-    return got;
-  }
-  // Whether the listener closed the connection within `ms` (anything before EOF is dropped).
-  bool closedWithin(int ms) {
-    char buf[256];
-    auto end = Clock::now() + Ms(ms);
-    while (Clock::now() < end) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 20) > 0 && ::recv(fd_, buf, sizeof(buf), 0) <= 0) return true;
-    }
-    return false;
-  }
+bool sendText(RawSocket& s, std::string_view bytes) {
+  return s.sendAll(bytes.data(), bytes.size());
+}
 
- private:
-  int fd_;
-  bool connected_ = false;
-};
+// Up to `n` bytes that arrive within `ms`.
+std::string receiveText(RawSocket& s, size_t n, int ms) {
+  std::string got(n, '\0');
+  ssize_t r = s.recvSome(got.data(), n, ms);
+  got.resize(r > 0 ? static_cast<size_t>(r) : 0);
+  return got;
+}
 
 // A listener on 127.0.0.1 serving the hello protocol on its own I/O thread.
 class HelloServer {
@@ -136,7 +99,7 @@ ListenerOptions options(Ms handshake, int maxPending = 32) {
 
 TEST(Listener, SilentConnectionClosedAtTheDeadline) {
   HelloServer server(options(Ms(300)));
-  Client silent(server.port());
+  RawSocket silent(server.port());
   ASSERT_TRUE(silent.connected());
   auto start = Clock::now();
   EXPECT_TRUE(silent.closedWithin(3000));
@@ -145,13 +108,13 @@ TEST(Listener, SilentConnectionClosedAtTheDeadline) {
 
 TEST(Listener, TricklingBytesDoNotExtendTheDeadline) {
   HelloServer server(options(Ms(400)));
-  Client loris(server.port());
+  RawSocket loris(server.port());
   ASSERT_TRUE(loris.connected());
   auto start = Clock::now();
   bool closed = false;
   // "hel", one byte every 100 ms, then nothing: never a whole hello.
   for (char c : std::string("hel")) {
-    loris.send(std::string(1, c));
+    sendText(loris, std::string(1, c));
     if ((closed = loris.closedWithin(100))) break;
   }
   closed = closed || loris.closedWithin(3000);
@@ -161,9 +124,9 @@ TEST(Listener, TricklingBytesDoNotExtendTheDeadline) {
 
 TEST(Listener, AdmittedConnectionOutlivesTheDeadline) {
   HelloServer server(options(Ms(200)));
-  Client peer(server.port());
-  ASSERT_TRUE(peer.send("hello"));
-  EXPECT_EQ(peer.receive(2, 3000), "ok");
+  RawSocket peer(server.port());
+  ASSERT_TRUE(sendText(peer, "hello"));
+  EXPECT_EQ(receiveText(peer, 2, 3000), "ok");
   EXPECT_FALSE(peer.closedWithin(600));
   EXPECT_EQ(server.admitted(), 1);
 }
@@ -172,20 +135,20 @@ TEST(Listener, NotAfterCapsTheDeadline) {
   ListenerOptions o = options(Ms(60000));
   o.notAfter = Clock::now() + Ms(300);
   HelloServer server(o);
-  Client silent(server.port());
+  RawSocket silent(server.port());
   EXPECT_TRUE(silent.closedWithin(3000));
 }
 
 TEST(Listener, JunkIsClosedAndRealPeersServed) {
   HelloServer server(options(Ms(5000)));
-  Client http(server.port());
-  Client eof(server.port());
-  ASSERT_TRUE(http.send("GET / HTTP/1.1\r\n\r\n"));
-  ASSERT_TRUE(eof.send("he"));
-  eof.endWrites();
-  Client peer(server.port());
-  ASSERT_TRUE(peer.send("hello"));
-  EXPECT_EQ(peer.receive(2, 3000), "ok");
+  RawSocket http(server.port());
+  RawSocket eof(server.port());
+  ASSERT_TRUE(sendText(http, "GET / HTTP/1.1\r\n\r\n"));
+  ASSERT_TRUE(sendText(eof, "he"));
+  eof.shutdownWrite();
+  RawSocket peer(server.port());
+  ASSERT_TRUE(sendText(peer, "hello"));
+  EXPECT_EQ(receiveText(peer, 2, 3000), "ok");
   // Rejected at once, long before their deadline.
   EXPECT_TRUE(http.closedWithin(1000));
   EXPECT_TRUE(eof.closedWithin(1000));
@@ -194,14 +157,14 @@ TEST(Listener, JunkIsClosedAndRealPeersServed) {
 
 TEST(Listener, FloodOfSilentConnectionsOnlyDelays) {
   HelloServer server(options(Ms(400), /*maxPending=*/2));
-  std::vector<std::unique_ptr<Client>> silent;
-  for (int i = 0; i < 4; ++i) silent.push_back(std::make_unique<Client>(server.port()));
+  std::vector<std::unique_ptr<RawSocket>> silent;
+  for (int i = 0; i < 4; ++i) silent.push_back(std::make_unique<RawSocket>(server.port()));
   std::this_thread::sleep_for(Ms(50));  // the silent ones are accepted first
   auto start = Clock::now();
-  Client peer(server.port());
-  ASSERT_TRUE(peer.send("hello"));
+  RawSocket peer(server.port());
+  ASSERT_TRUE(sendText(peer, "hello"));
   // Two batches of silent connections time out before the peer's handshake is read.
-  EXPECT_EQ(peer.receive(2, 5000), "ok");
+  EXPECT_EQ(receiveText(peer, 2, 5000), "ok");
   EXPECT_GE(msSince(start), 600);
   EXPECT_LE(server.maxPendingSeen(), 2);
   for (auto& s : silent) EXPECT_TRUE(s->closedWithin(3000));
