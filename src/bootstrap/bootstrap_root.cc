@@ -46,6 +46,7 @@ Status RootService::Impl::bind(const std::string& host, uint16_t port) {
   auto address = asio::ip::make_address(host, ec);
   if (ec) return invalidArgument("bootstrap: root address '{}' is not numeric", host);
   TRN_TRY(listener_.listen(tcp::endpoint(address, port)));
+  port_ = listener_.local().port();
   address_ = net::nameOf(listener_.local());
   TRN_INFO(kBoot, "bootstrap: root listening on {}", address_);
   return Status::ok();

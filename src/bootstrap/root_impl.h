@@ -53,7 +53,7 @@ class RootService::Impl {
   explicit Impl(uint64_t magic);
 
   Status bind(const std::string& host, uint16_t port);
-  uint16_t port() const { return listener_.local().port(); }
+  uint16_t port() const { return port_; }
   void run();
   void stop() { io_.stop(); }
 
@@ -89,6 +89,7 @@ class RootService::Impl {
   asio::steady_timer initTimer_;
   asio::steady_timer lingerTimer_;
   uint64_t magic_;
+  uint16_t port_ = 0;
   std::string address_;
   std::chrono::milliseconds initTimeout_{};
 
