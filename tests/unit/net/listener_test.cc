@@ -47,6 +47,7 @@ class HelloServer {
   explicit HelloServer(ListenerOptions options) : listener_(io_, std::move(options)) {
     Status s = listener_.listen({asio::ip::make_address("127.0.0.1"), 0});
     EXPECT_TRUE(s.isOk()) << s.message();
+    port_ = listener_.local().port();  // before the I/O thread uses the listener
     listener_.start([this](const std::shared_ptr<Incoming>& in) { onAccept(in); });
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -57,7 +58,7 @@ class HelloServer {
     });
     thread_.join();  // run() returns once nothing is left to do
   }
-  uint16_t port() const { return listener_.local().port(); }
+  uint16_t port() const { return port_; }
   int maxPendingSeen() const { return maxPending_.load(); }
   int admitted() const { return admittedCount_.load(); }
 
@@ -87,6 +88,7 @@ class HelloServer {
 
   asio::io_context io_;
   Listener listener_;
+  uint16_t port_ = 0;
   std::vector<std::shared_ptr<Incoming>> accepted_;  // I/O thread only
   std::atomic<int> maxPending_{0};
   std::atomic<int> admittedCount_{0};
