@@ -2,8 +2,9 @@
 //
 // trncclAlltoAll moves equal blocks. Unequal splits and lists are one trnccl group of a send
 // and a receive per peer (skipping empty ones, which both sides agree on when the splits do)
-// plus a stream copy of the rank's own block. Tags are not matched: messages between two ranks
-// arrive in the order they were sent, as with NCCL.
+// plus a stream copy of the rank's own block. send and recv are deferred and issued together
+// (issuer.h). Tags are not matched: messages between two ranks arrive in the order they were
+// posted, as with NCCL.
 #include <algorithm>
 #include <string>
 
@@ -154,30 +155,29 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTrnccl::alltoall(std::vector<at::Tens
                 });
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupTrnccl::deferP2p(bool send,
+                                                            std::vector<at::Tensor>& tensors,
+                                                            int peer) {
+  const char* api = send ? "send" : "recv";
+  const at::Tensor& t = single(tensors, api);
+  checkPeer(peer, api);
+  c10::intrusive_ptr<Work> work = makeWork({send ? c10d::OpType::SEND : c10d::OpType::RECV,
+                                            send ? "trnccl:send" : "trnccl:recv",
+                                            tensors,
+                                            {}});
+  work->setIssuer(issuer_);
+  issuer_->defer({send, movable(t), peer, work});
+  return work;
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupTrnccl::send(std::vector<at::Tensor>& tensors,
                                                         int dstRank, int /*tag*/) {
-  const char* api = "send";
-  const at::Tensor& t = single(tensors, api);
-  checkPeer(dstRank, api);
-  Buffer b = movable(t);
-  return launch({c10d::OpType::SEND, "trnccl:send", tensors, {}}, [&](trncclComm_t comm,
-                                                                      trnrtStream_t stream) {
-    if (b.count == 0) return;
-    check(trncclSend(b.data, b.count, b.type, dstRank, comm, stream), comm, "send: trncclSend");
-  });
+  return deferP2p(true, tensors, dstRank);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTrnccl::recv(std::vector<at::Tensor>& tensors,
                                                         int srcRank, int /*tag*/) {
-  const char* api = "recv";
-  const at::Tensor& t = single(tensors, api);
-  checkPeer(srcRank, api);
-  Buffer b = movable(t);
-  return launch({c10d::OpType::RECV, "trnccl:recv", tensors, {}}, [&](trncclComm_t comm,
-                                                                      trnrtStream_t stream) {
-    if (b.count == 0) return;
-    check(trncclRecv(b.data, b.count, b.type, srcRank, comm, stream), comm, "recv: trncclRecv");
-  });
+  return deferP2p(false, tensors, srcRank);
 }
 
 }  // namespace torch_trnccl

@@ -8,8 +8,20 @@ namespace torch_trnccl {
 
 ProcessGroupTrnccl::ProcessGroupTrnccl(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                        int size, std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size), comm_(std::make_unique<Comm>(store, rank, size, timeout)) {
+    : c10d::ProcessGroup(rank, size),
+      comm_(std::make_unique<Comm>(store, rank, size, timeout)),
+      issuer_(std::make_shared<Issuer>(comm_->get(), comm_->stream())) {
   init();  // c10d's logging of the new group
+}
+
+ProcessGroupTrnccl::~ProcessGroupTrnccl() { issuer_->close(); }
+
+c10::intrusive_ptr<Work> ProcessGroupTrnccl::makeWork(Op op) const {
+  // Outputs are kept alive too: the stream writes them until the callback has run.
+  std::vector<at::Tensor> keep = std::move(op.keepAlive);
+  keep.insert(keep.end(), op.outputs.begin(), op.outputs.end());
+  return c10::make_intrusive<Work>(rank_, op.type, op.title, std::move(op.outputs), std::move(keep),
+                                   comm_->get(), comm_->timeout() + std::chrono::seconds(10));
 }
 
 void ProcessGroupTrnccl::checkRoot(int64_t root, const char* api) const {

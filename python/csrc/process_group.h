@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "comm.h"
+#include "issuer.h"
 #include "torch_version.h"
 #include "work.h"
 
@@ -24,6 +25,8 @@ class ProcessGroupTrnccl : public c10d::ProcessGroup {
  public:
   ProcessGroupTrnccl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::chrono::milliseconds timeout);
+  // Issues deferred sends and receives, then waits for the stream and frees the communicator.
+  ~ProcessGroupTrnccl() override;
 
   const std::string getBackendName() const override { return "trnccl"; }
   int device() const { return comm_->device(); }
@@ -84,6 +87,9 @@ class ProcessGroupTrnccl : public c10d::ProcessGroup {
   };
   template <typename Issue>
   c10::intrusive_ptr<c10d::Work> launch(Op op, Issue issue);
+  c10::intrusive_ptr<Work> makeWork(Op op) const;
+  // send and recv: deferred (issuer.h).
+  c10::intrusive_ptr<c10d::Work> deferP2p(bool send, std::vector<at::Tensor>& tensors, int peer);
 
   void checkRoot(int64_t root, const char* api) const;
   void checkPeer(int peer, const char* api) const;
@@ -91,6 +97,7 @@ class ProcessGroupTrnccl : public c10d::ProcessGroup {
   void copyOnStream(void* dst, const void* src, size_t bytes) const;
 
   std::unique_ptr<Comm> comm_;
+  std::shared_ptr<Issuer> issuer_;  // works of deferred operations hold it weakly
 };
 
 template <typename Issue>

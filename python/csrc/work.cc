@@ -8,6 +8,7 @@
 #include <string>
 
 #include "errors.h"
+#include "issuer.h"
 
 namespace torch_trnccl {
 
@@ -37,18 +38,23 @@ void Work::completeAfter(trnrtStream_t stream) {
 void Work::onStreamDone(trnrtStream_t /*stream*/, trnrtError_t status, void* userData) {
   std::unique_ptr<c10::intrusive_ptr<Work>> self(static_cast<c10::intrusive_ptr<Work>*>(userData));
   try {
-    (*self)->complete(status);
+    Work& work = **self;
+    std::exception_ptr error;
+    if (status != trnrtSuccess) {
+      error = std::make_exception_ptr(std::runtime_error(
+          std::string(work.title_) + " failed: " + streamFailure(work.comm_, status)));
+    }
+    work.complete(error);
   } catch (...) {
     // A future callback that throws must not take the stream's worker down.
   }
 }
 
-void Work::complete(trnrtError_t status) {
-  std::exception_ptr error;
-  if (status != trnrtSuccess) {
-    error = std::make_exception_ptr(
-        std::runtime_error(std::string(title_) + " failed: " + streamFailure(comm_, status)));
-  }
+void Work::failNow(const std::string& message) {
+  complete(std::make_exception_ptr(std::runtime_error(message)));
+}
+
+void Work::complete(std::exception_ptr error) {
   finish(error);  // completes wait()/isCompleted() and wakes waiters
   keepAlive_.clear();
   if (error) {
@@ -58,7 +64,17 @@ void Work::complete(trnrtError_t status) {
   }
 }
 
+void Work::issueIfDeferred() {
+  if (std::shared_ptr<Issuer> issuer = issuer_.lock()) issuer->flush();
+}
+
+bool Work::isCompleted() {
+  issueIfDeferred();
+  return c10d::Work::isCompleted();
+}
+
 bool Work::wait(std::chrono::milliseconds timeout) {
+  issueIfDeferred();
   const bool bounded = timeout != kNoTimeout;
   std::unique_lock<std::mutex> lock(mutex_);
   if (!cv_.wait_for(lock, bounded ? timeout : bound_, [&] { return completed_; })) {
@@ -70,6 +86,9 @@ bool Work::wait(std::chrono::milliseconds timeout) {
   return true;
 }
 
-c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() { return future_; }
+c10::intrusive_ptr<c10::ivalue::Future> Work::getFuture() {
+  issueIfDeferred();  // whoever asks for the future will wait on it
+  return future_;
+}
 
 }  // namespace torch_trnccl

@@ -19,6 +19,8 @@
 
 namespace torch_trnccl {
 
+class Issuer;
+
 class Work : public c10d::Work {
  public:
   // `bound` limits a wait() without timeout: the library's deadline plus a grace period, in
@@ -28,14 +30,20 @@ class Work : public c10d::Work {
 
   // Enqueues the completion callback on `stream`, after what the operation enqueued there.
   void completeAfter(trnrtStream_t stream);
+  // For a deferred operation: wait(), isCompleted() and getFuture() first have it issued.
+  void setIssuer(std::weak_ptr<Issuer> issuer) { issuer_ = std::move(issuer); }
+  // Completes the work now, failed with `message` (it could not be issued).
+  void failNow(const std::string& message);
 
+  bool isCompleted() override;
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
   std::vector<at::Tensor> result() override { return outputs_; }
 
  private:
   static void onStreamDone(trnrtStream_t stream, trnrtError_t status, void* userData);
-  void complete(trnrtError_t status);
+  void complete(std::exception_ptr error);
+  void issueIfDeferred();
 
   std::vector<at::Tensor> outputs_;
   std::vector<at::Tensor> keepAlive_;  // inputs and scratch, released on completion
@@ -43,6 +51,7 @@ class Work : public c10d::Work {
   std::chrono::milliseconds bound_;
   const char* title_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
+  std::weak_ptr<Issuer> issuer_;
 };
 
 }  // namespace torch_trnccl

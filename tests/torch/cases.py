@@ -208,6 +208,19 @@ def send_recv(dtype_name, n):
         _check(got, value(rank, n, dtype, salt=1), "send/recv")
 
 
+def exchange(n):
+    """Every rank isends to every other rank, then irecvs from each: with messages far above
+    the shm FIFO and zero-copy thresholds, sends issued one by one would wait for each other."""
+    rank, world = _ctx()
+    outs = {p: torch.zeros(n) for p in range(world) if p != rank}
+    reqs = [dist.isend(torch.full((n,), float(rank * 10 + p)), p) for p in outs]
+    reqs += [dist.irecv(outs[p], p) for p in outs]
+    for req in reqs:
+        req.wait()
+    for p, out in outs.items():
+        _check(out, torch.full((n,), float(p * 10 + rank)), "exchange from %d" % p)
+
+
 def barrier():
     dist.barrier()
     return True

@@ -92,5 +92,10 @@ def test_send_recv(pools, world, dtype):
 
 
 @pytest.mark.parametrize("world", WORLDS)
+def test_isend_irecv_exchange_of_large_messages(pools, world):
+    pools(world).run(cases.exchange, 1 << 20)
+
+
+@pytest.mark.parametrize("world", WORLDS)
 def test_barrier(pools, world):
     assert pools(world).run(cases.barrier) == [True] * world
