@@ -1,5 +1,7 @@
 #include "process_group.h"
 
+#include <pybind11/pybind11.h>
+
 #include <string>
 
 #include "errors.h"
@@ -14,7 +16,18 @@ ProcessGroupTrnccl::ProcessGroupTrnccl(const c10::intrusive_ptr<c10d::Store>& st
   init();  // c10d's logging of the new group
 }
 
-ProcessGroupTrnccl::~ProcessGroupTrnccl() { issuer_->close(); }
+ProcessGroupTrnccl::~ProcessGroupTrnccl() {
+  issuer_->close();
+  // ~Comm waits for the stream, whose callbacks release tensors; releasing one with a Python
+  // object takes the GIL. c10d drops its last reference to a group from Python (destroy, or a
+  // DDP Reducer's destructor), holding the GIL: wait without it.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    pybind11::gil_scoped_release noGil;
+    comm_.reset();
+  } else {
+    comm_.reset();
+  }
+}
 
 c10::intrusive_ptr<Work> ProcessGroupTrnccl::makeWork(Op op) const {
   // Outputs are kept alive too: the stream writes them until the callback has run.
