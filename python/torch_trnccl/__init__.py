@@ -11,8 +11,14 @@ import os
 
 import torch.distributed as dist
 
-from . import _C
-from ._launch import adopt_mpi_environment
+# libfabric (behind trnccl's ofi transport) loads libinfinipath, whose handler for fatal and
+# termination signals calls exit() inside the handler; a rank terminated by its launcher
+# (torchrun and torch's test harness send SIGTERM when another rank failed) was seen to hang in
+# there for good. IPATH_NO_BACKTRACE is that library's switch to leave signals alone.
+os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
+
+from . import _C  # noqa: E402
+from ._launch import adopt_mpi_environment  # noqa: E402
 
 __all__ = ["ProcessGroupTrnccl", "version", "BACKEND"]
 
