@@ -96,6 +96,10 @@ def main():
             with open(args.losses, "w") as f:
                 json.dump({"backend": args.backend, "world": world, "losses": losses,
                            "identical": same}, f)
+    # Drop DDP (its Reducer holds the group) while the group is still registered: torch 1.13's
+    # ProcessGroupGloo, destroyed from the Reducer with the GIL held, can deadlock with its own
+    # worker thread freeing a tensor (seen at exit with --backend gloo).
+    del model, opt
     dist.destroy_process_group()
     return 0 if same else 1
 
