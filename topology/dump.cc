@@ -32,6 +32,7 @@ void emitFabric(YAML::Emitter& out, const Fabric& f) {
   }
   if (f.kind != FabricKind::kNone) emitLink(out, "link", f.link);
   if (f.zLink) emitLink(out, "z_link", *f.zLink);
+  if (f.crossLink) emitLink(out, "cross_link", *f.crossLink);
   out << YAML::EndMap;
 }
 

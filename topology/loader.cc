@@ -123,7 +123,7 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
 Status parseFabric(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node f = root["fabric"];
   if (!f) return Status::ok();  // kNone
-  TRN_TRY(p.onlyKeys(f, "fabric", {"kind", "rows", "cols", "link", "z_link"}));
+  TRN_TRY(p.onlyKeys(f, "fabric", {"kind", "rows", "cols", "link", "z_link", "cross_link"}));
   auto kindName = p.text(f, "fabric", "kind");
   if (!kindName) return kindName.status();
   auto kind = parseFabricKind(*kindName);
@@ -149,6 +149,11 @@ Status parseFabric(const Parser& p, const YAML::Node& root, Topology& t) {
     auto z = p.link(f["z_link"], "fabric.z_link");
     TRN_TRY(z.status());
     t.fabric.zLink = *z;
+  }
+  if (f["cross_link"]) {
+    auto cross = p.link(f["cross_link"], "fabric.cross_link");
+    TRN_TRY(cross.status());
+    t.fabric.crossLink = *cross;
   }
   return Status::ok();
 }

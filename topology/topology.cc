@@ -61,6 +61,9 @@ Status checkScalars(const Topology& t) {
   if (f.kind != FabricKind::kTorus3d && f.zLink) {
     return invalidArgument("fabric.z_link: only a torus3d has a z_link");
   }
+  if (f.crossLink && (f.kind != FabricKind::kSwitch || t.instances < 2)) {
+    return invalidArgument("fabric.cross_link: only a switch across instances >= 2 has one");
+  }
   return Status::ok();
 }
 
@@ -169,8 +172,10 @@ std::optional<Route> routeBetween(const Topology& t, int a, int b) {
   for (const Link& l : t.links) {
     if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return Route{l.spec, 1};
   }
-  if (t.fabric.kind == FabricKind::kSwitch) return Route{t.fabric.link, 1};
   int ia = a / t.chipsPerInstance, ib = b / t.chipsPerInstance;
+  if (t.fabric.kind == FabricKind::kSwitch) {
+    return Route{ia != ib && t.fabric.crossLink ? *t.fabric.crossLink : t.fabric.link, 1};
+  }
   if (t.isTorus() && (ia == ib || t.fabric.kind == FabricKind::kTorus3d)) {
     int la = a % t.chipsPerInstance, lb = b % t.chipsPerInstance;
     int planar = torusDistance(la, lb, t.fabric.rows, t.fabric.cols);

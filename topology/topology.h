@@ -52,6 +52,9 @@ struct Fabric {
   int cols = 0;
   LinkSpec link;                  // torus: one neighbour link; switch: one chip's port
   std::optional<LinkSpec> zLink;  // torus3d only: the ring across instances
+  // switch only: a chip's path to the chips of other instances (servers) of the description,
+  // when it is narrower than its port (a higher tier of the switch). Unset: the port.
+  std::optional<LinkSpec> crossLink;
   bool operator==(const Fabric&) const = default;
 };
 

@@ -13,7 +13,11 @@ constexpr double kChannelStepUs = 0.2;
 
 LinkCost intraLink(const LinkModel& m) { return {m.intraLatencyUs, m.intraBandwidth}; }
 LinkCost interLink(const LinkModel& m) { return {m.interLatencyUs, m.interBandwidth}; }
-LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : intraLink(m); }
+LinkCost chipLink(const LinkModel& m) { return {m.chipLatencyUs, m.chipBandwidth}; }
+LinkCost crossLink(const LinkModel& m) {
+  return m.crossBandwidth > 0 ? LinkCost{m.crossLatencyUs, m.crossBandwidth} : intraLink(m);
+}
+LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : crossLink(m); }
 
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
@@ -31,13 +35,44 @@ double flatPhase(const CollArgs& a, const LinkModel& m) {
   return ringPhase(a.nranks, totalBytes(a), flatLink(m));
 }
 
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels) {
+  channels = std::max(1, channels);
+  link.latencyUs += (channels - 1) * kChannelStepUs;
+  return ringPhase(k, bytes / channels, link);
+}
+
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
-  const int k = a.nranks, channels = std::max(1, a.channels);
-  if (k <= 1) return 0;
-  const LinkCost link = flatLink(m);
-  const double lanes = m.multiInstance ? 1 : channels;
-  return (k - 1) * (link.latencyUs + (channels - 1) * kChannelStepUs +
-                    totalBytes(a) / k / (lanes * link.bandwidth * 1e3));
+  const int channels = std::max(1, a.channels);
+  LinkCost link = flatLink(m);
+  // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen.
+  if (m.multiInstance) link.bandwidth /= channels;
+  return channelsRingPhase(a.nranks, totalBytes(a), link, channels);
+}
+
+double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
+  const int n = a.nranks;
+  if (n <= 1) return 0;
+  if (!m.switched || m.multiInstance) {
+    const LinkCost flat = flatLink(m);
+    const double hops = std::max(1.0, m.meshHops);
+    return flat.latencyUs * hops + (n - 1) * bytesPerPeer / (flat.bandwidth / hops * 1e3);
+  }
+  const int perChip = std::clamp(m.ranksPerChip, 1, n);
+  const int perServer = std::clamp(m.ranksPerServer, perChip, n);
+  return switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
+}
+
+double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
+  // Every rank of a chip sends at once: the chip's DMA copies what stays on the chip, its port
+  // carries what leaves it, and the higher tier what leaves the server.
+  const double perChip = std::max(1, peers.chipRanks);
+  const LinkCost chip = chipLink(m), port = intraLink(m), cross = crossLink(m);
+  double us = perChip * peers.onChip * bytesPerPeer / (chip.bandwidth * 1e3);
+  us = std::max(us, perChip * peers.offChip * bytesPerPeer / (port.bandwidth * 1e3));
+  us = std::max(us, perChip * peers.offServer * bytesPerPeer / (cross.bandwidth * 1e3));
+  const double latency =
+      peers.offServer > 0 ? cross.latencyUs : (peers.offChip > 0 ? port.latencyUs : chip.latencyUs);
+  return latency + us;
 }
 
 }  // namespace trnccl::algorithms

@@ -17,7 +17,19 @@ struct LinkModel {
   double interLatencyUs = 15;    // EFA, HBM to HBM
   double interBandwidth = 12.5;  // GB/s per rank (instance EFA / ranks per instance)
   double meshHops = 1;           // average hops of a direct transfer (1 on a switch)
-  bool multiInstance = false;    // ranks span instances
+  bool multiInstance = false;    // ranks span instances joined by the network
+  // The cores of one chip: copies through the chip's DMA engines and HBM.
+  double chipLatencyUs = 0.5;
+  double chipBandwidth = 820;  // GB/s per chip
+  int ranksPerChip = 1;
+  // The fabric's narrower path between instances of one description, set when the ranks span
+  // them: a 3D torus's Z links, a switch's higher tier. crossBandwidth 0: none.
+  double crossLatencyUs = 0;
+  double crossBandwidth = 0;  // GB/s per link (Z) or per chip (switch)
+  // NeuronSwitch: intraBandwidth is a chip's port, shared by its ranks' direct transfers;
+  // ranksPerServer ranks share the switch's lower tier.
+  bool switched = false;
+  int ranksPerServer = 1;
 };
 
 // One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us).
@@ -28,6 +40,9 @@ struct LinkCost {
 
 LinkCost intraLink(const LinkModel& m);  // within an instance
 LinkCost interLink(const LinkModel& m);  // across instances, per rank
+LinkCost chipLink(const LinkModel& m);   // between the cores of one chip
+// The fabric's path between instances of one description (intraLink when there is none).
+LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
 LinkCost flatLink(const LinkModel& m);
 
@@ -38,9 +53,33 @@ double totalBytes(const CollArgs& a);
 // One ring phase (a reduce-scatter or an all-gather) over k members: (k-1) steps of bytes / k.
 double ringPhase(int k, double bytes, LinkCost link);
 
+// One ring phase over k members on `channels` rings at once, each on its own part (bytes /
+// channels) and its own directed links, each extra concurrent message costing a little per step.
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels);
+
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
 double flatPhase(const CollArgs& a, const LinkModel& m);
+
+// One round of direct transfers among all a.nranks ranks, each sending `bytesPerPeer` to every
+// other rank at once. On a torus the transfers share links: each is slowed and delayed by the
+// average hops of a direct transfer. On a switch a chip's port carries what its ranks send off
+// the chip (and the higher tier what they send to other servers), so the round takes the
+// busiest port's bytes over its bandwidth.
+double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer);
+
+// One rank's peers in a round of direct transfers on a switch, by where they are (offServer
+// among offChip), and how many ranks of its chip send such a round at once.
+struct DirectPeers {
+  int onChip = 0;
+  int offChip = 0;
+  int offServer = 0;
+  int chipRanks = 1;
+};
+// One round of direct transfers on a switch in which `chipRanks` ranks of every chip send
+// `bytesPerPeer` to each of their peers at once: the busiest of the chip's DMA, its port and
+// the higher tier.
+double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer);
 
 // One phase of the flat ring over all ranks on args.channels rings at once, each on its own part
 // (S / channels) and its own directed links (channelRings guarantees no two share one; links

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace trnccl::algorithms {
 
@@ -9,6 +10,12 @@ namespace trnccl::algorithms {
 constexpr int mod(int a, int n) { return ((a % n) + n) % n; }
 
 constexpr int ringNext(int rank, int nranks) { return mod(rank + 1, nranks); }
+// 0 .. n-1: every rank of a communicator, in rank order.
+inline std::vector<int> everyRank(int n) {
+  std::vector<int> all(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) all[static_cast<size_t>(i)] = i;
+  return all;
+}
 constexpr int ringPrev(int rank, int nranks) { return mod(rank - 1, nranks); }
 
 // Splits `count` elements into `parts` contiguous blocks whose sizes differ by at most one

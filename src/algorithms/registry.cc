@@ -1,8 +1,12 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/allgather/ring.h"
+#include "algorithms/allreduce/kangaring.h"
+#include "algorithms/allreduce/oneshot.h"
 #include "algorithms/allreduce/rdh.h"
 #include "algorithms/allreduce/ring.h"
+#include "algorithms/allreduce/twoshot.h"
+#include "algorithms/allreduce/twotier.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
 #include "algorithms/hierarchical.h"
@@ -10,6 +14,7 @@
 #include "algorithms/reduce/chain.h"
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/torus2d.h"
+#include "algorithms/torus3d.h"
 
 namespace trnccl::algorithms {
 
@@ -36,20 +41,26 @@ namespace {
 // The algorithms of each collective, in the tuner's preference order (ties keep it). Adding an
 // algorithm: its file (with its descriptor) and one line here.
 constexpr const Algorithm* kAllReduce[] = {
-    &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce,
-    &kMeshAllReduce,   &allreduce::kRdh,
+    &allreduce::kRing,
+    &kTorus2dAllReduce,
+    &kHierarchicalAllReduce,
+    &kMeshAllReduce,
+    &allreduce::kRdh,
+    // The Trainium fabrics' own (issue 16).
+    &allreduce::kKangaRing,  // torus: a ring over one primary rank per chip
+    &kTorus3dAllReduce,      // 3D torus
+    &allreduce::kOneShot,    // NeuronSwitch
+    &allreduce::kTwoShot,
+    &allreduce::kTwoTier,
 };
 constexpr const Algorithm* kAllGather[] = {
-    &allgather::kRing,
-    &kTorus2dAllGather,
-    &kHierarchicalAllGather,
-    &kMeshAllGather,
+    &allgather::kRing,  &kTorus2dAllGather, &kHierarchicalAllGather, &kMeshAllGather,
+    &kTorus3dAllGather,  // issue 16
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing,
-    &kTorus2dReduceScatter,
-    &kHierarchicalReduceScatter,
-    &kMeshReduceScatter,
+    &reducescatter::kRing,       &kTorus2dReduceScatter,
+    &kHierarchicalReduceScatter, &kMeshReduceScatter,
+    &kTorus3dReduceScatter,  // issue 16
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
 constexpr const Algorithm* kReduce[] = {&reduce::kChain};

@@ -4,48 +4,16 @@
 // each case also checks that the forced algorithm is the one that was planned.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <vector>
 
-#include "api/handle.h"
-#include "support/collective_cases.h"
-#include "support/ranks.h"
+#include "support/forced_algorithm.h"
 
 namespace trnccl::testing {
 namespace {
 
-struct AlgoCase {
-  std::string algo;
-  int ranksPerInstance;  // 0: one instance
-  Case c;
-};
-
-std::string algoCaseName(const ::testing::TestParamInfo<AlgoCase>& info) {
-  return info.param.algo + "_" + caseName({info.param.c, info.index});
-}
-
 class Algorithms : public ::testing::TestWithParam<AlgoCase> {};
 
-TEST_P(Algorithms, ForcedAlgorithmMatchesReference) {
-  const AlgoCase& p = GetParam();
-  const Case& c = p.c;
-  Ranks& ranks = Ranks::get(c.nranks, p.ranksPerInstance);
-  setenv("TRNCCL_ALGO", p.algo.c_str(), 1);
-  std::vector<std::vector<unsigned char>> out(c.nranks);
-  std::vector<std::string> planned(c.nranks);
-  ranks.run([&](int r) {
-    out[r] = runOnRank(c, r, ranks.comm(r), ranks.stream(r));
-    planned[r] = ranks.comm(r)->impl->lastPlanned();
-  });
-  unsetenv("TRNCCL_ALGO");
-  if (c.count > 0) {
-    EXPECT_EQ(planned[0], p.algo);
-  }
-  for (int r = 0; r < c.nranks; ++r) EXPECT_EQ(countWrong(c, r, out[r]), 0u) << "rank " << r;
-  if (sameOnAllRanks(c.coll)) {
-    for (int r = 1; r < c.nranks; ++r) EXPECT_TRUE(out[r] == out[0]) << "rank " << r;
-  }
-}
+TEST_P(Algorithms, ForcedAlgorithmMatchesReference) { expectForcedMatchesReference(GetParam()); }
 
 std::vector<AlgoCase> matrix() {
   std::vector<AlgoCase> cases;

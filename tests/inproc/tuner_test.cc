@@ -35,7 +35,8 @@ TEST(Tuner, Trn1WholeTorus) {
   EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 2 << 20), "rdh");
   // All-gather counts are per rank: 64 KiB each gathers 2 MiB.
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 10), "torus2d");
-  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "ring");
+  // Large all-reduce: the ring over the chips' primaries, half the ring's hops (issue 16).
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "kangaring");
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 20), "ring");
   EXPECT_EQ(chosen(*view, Collective::kBroadcast, 32, 64 << 20), "chain");
 }
@@ -46,9 +47,56 @@ TEST(Tuner, SmallCommunicatorUsesFlatAlgorithms) {
   EXPECT_FALSE(view->shape->torus.usable(4));  // 2 chips: one torus row
   using algorithms::Collective;
   EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 1024), "mesh");
-  // Two chips, one hop apart: halving/doubling moves the ring's bytes in fewer steps.
-  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 256 << 20), "rdh");
+  // Two whole chips, one link apart: their primaries send half what halving/doubling sends
+  // over it, in fewer steps than the ring of four ranks.
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 256 << 20), "kangaring");
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 4, 256 << 20), "ring");
+}
+
+// The fabrics' own algorithms (issue 16), on whole instances and UltraServers: small sizes go
+// to the direct algorithms, large ones to the fabric's composition. All-gather and
+// reduce-scatter counts are per rank.
+TEST(Tuner, KangaRingOnWholeChipsOfATorus) {
+  using algorithms::Collective;
+  auto trn1 = plan::describeTopology("trn1.32xlarge", 16);  // 8 chips: one ring of chips
+  ASSERT_TRUE(trn1.isOk()) << trn1.status().message();
+  EXPECT_EQ(trn1->shape->chipRings.size(), 1u);
+  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 1024), "mesh");
+  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 256 << 20), "kangaring");
+  auto trn2 = plan::describeTopology("trn2.48xlarge", 128);  // 16 chips of 8 ranks: two rings
+  ASSERT_TRUE(trn2.isOk()) << trn2.status().message();
+  EXPECT_EQ(trn2->shape->chipRings.size(), 2u);
+  EXPECT_EQ(chosen(*trn2, Collective::kAllReduce, 128, 1024), "mesh");
+  EXPECT_EQ(chosen(*trn2, Collective::kAllReduce, 128, 256 << 20), "kangaring");
+}
+
+TEST(Tuner, Torus3dOnTheTrn2UltraServer) {
+  using algorithms::Collective;
+  auto view = plan::describeTopology("trn2-ultraserver", 512);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view->shape->torus3d.activeDims(), 3);  // X (a row's chips and cores), Y, Z
+  EXPECT_FALSE(view->shape->torus.usable(512));     // instances are no 2D torus together
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 1024), "mesh");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 16 << 20), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 128 << 20), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 512, 64 << 10), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 512, 64 << 10), "torus3d");
+}
+
+TEST(Tuner, NeuronSwitchOnTrn3UltraServers) {
+  using algorithms::Collective;
+  auto gen1 = plan::describeTopology("trn3-ultraserver-gen1", 512);
+  ASSERT_TRUE(gen1.isOk()) << gen1.status().message();
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 64), "oneshot");
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 16 << 20), "twoshot");
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 128 << 20), "twoshot");
+  // Gen2's 36 servers of 4 chips: above a few hundred KiB the heavy traffic stays in a server.
+  auto gen2 = plan::describeTopology("trn3-ultraserver-gen2", 1152);
+  ASSERT_TRUE(gen2.isOk()) << gen2.status().message();
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 8), "oneshot");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 64 << 10), "twoshot");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 16 << 20), "twotier");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 1 << 30), "twotier");
 }
 
 TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {

@@ -108,6 +108,12 @@ TEST(Builtins, Trn3UltraServers) {
     ASSERT_TRUE(route);
     EXPECT_EQ(route->hops, 1);
   }
+  // Gen2's servers of 4 chips: inside a server the port, across servers the narrower tier.
+  EXPECT_FALSE(g1.fabric.crossLink);
+  ASSERT_TRUE(g2.fabric.crossLink);
+  EXPECT_EQ(routeBetween(g2, 0, 3)->link.bandwidthGbps, 2560);
+  EXPECT_EQ(routeBetween(g2, 3, 4)->link.bandwidthGbps, g2.fabric.crossLink->bandwidthGbps);
+  EXPECT_LT(g2.fabric.crossLink->bandwidthGbps, 2560);
 }
 
 TEST(RoundTrip, EveryBuiltinDumpsAndLoadsEqual) {
@@ -188,6 +194,11 @@ TEST(BadFiles, FieldErrors) {
                   "network: {class: infiniband, bandwidth_gbps: 1, "
                   "latency_us: 1, nics: 1}\n",
               8, "network: 'class' must be neuronlink, efa or pcie");
+  expectError(std::string(kHead) +
+                  "fabric:\n  kind: switch\n"
+                  "  link: {class: neuronlink, bandwidth_gbps: 96, latency_us: 1}\n"
+                  "  cross_link: {class: neuronlink, bandwidth_gbps: 9, latency_us: 1}\n",
+              11, "fabric.cross_link: only a switch across instances >= 2 has one");
   expectError(std::string(kHead) + "bandwith: 3\n", 8, "unknown field 'bandwith'");
   expectError("name: x\nchips_per_instance: 1\n", 1, "device: missing");
   expectError(std::string(kHead) +
