@@ -1,6 +1,7 @@
 #include "algorithms/cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trnccl::algorithms {
 namespace {
@@ -9,11 +10,22 @@ namespace {
 // engine): it is what makes one channel the choice for small messages.
 constexpr double kChannelStepUs = 0.2;
 
+// The share of a link's bandwidth a tree and Bruck's exchanges reach, as NCCL's tuning.cc rates
+// them against the ring (Tree x0.85, PAT x0.75): a tree's parents take two children's chunks
+// at once, Bruck's long-distance steps share links and forward only whole messages.
+constexpr double kTreeEfficiency = 0.85;
+constexpr double kBruckEfficiency = 0.75;
+
 }  // namespace
 
 LinkCost intraLink(const LinkModel& m) { return {m.intraLatencyUs, m.intraBandwidth}; }
 LinkCost interLink(const LinkModel& m) { return {m.interLatencyUs, m.interBandwidth}; }
 LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : intraLink(m); }
+
+LinkCost partnerLink(const LinkModel& m) {
+  const double hops = std::max(1.0, m.meshHops / 2);
+  return {m.intraLatencyUs * hops, m.intraBandwidth / hops};
+}
 
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
@@ -36,8 +48,39 @@ double flatRingPhase(const CollArgs& a, const LinkModel& m) {
   if (k <= 1) return 0;
   const LinkCost link = flatLink(m);
   const double lanes = m.multiInstance ? 1 : channels;
-  return (k - 1) * (link.latencyUs + (channels - 1) * kChannelStepUs +
+  return (k - 1) * (link.latencyUs + extraMessagesUs(channels) +
                     totalBytes(a) / k / (lanes * link.bandwidth * 1e3));
+}
+
+double extraMessagesUs(int messages) { return std::max(0, messages - 1) * kChannelStepUs; }
+
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels) {
+  const double half = bytes / 2;
+  const double chunk = std::max(1.0, std::min(chunkBytes, half));
+  const double chunks = std::max(1.0, std::ceil(half / chunk));
+  double climb = 0, steady = 0;
+  for (const TreeLevel& l : levels) {
+    const double perChunk = chunk / (kTreeEfficiency * l.link.bandwidth * 1e3);
+    climb += l.link.latencyUs + l.fanIn * perChunk;
+    steady = std::max(steady, 2 * l.fanIn * perChunk);
+  }
+  return 2 * climb + (chunks - 1) * steady;
+}
+
+double bruckPhase(const CollArgs& a, const LinkModel& m) {
+  const int n = a.nranks;
+  const double bytes = totalBytes(a);
+  LinkCost link = interLink(m);
+  if (!m.multiInstance) {
+    // The late steps, which move the most blocks, reach furthest: a direct transfer's hops.
+    link = {partnerLink(m).latencyUs, m.intraBandwidth / std::max(1.0, m.meshHops)};
+  }
+  double t = 0;
+  for (int d = 1; d < n; d *= 2) {
+    t += link.latencyUs +
+         std::min(d, n - d) * (bytes / n) / (kBruckEfficiency * link.bandwidth * 1e3);
+  }
+  return t;
 }
 
 }  // namespace trnccl::algorithms

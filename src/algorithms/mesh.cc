@@ -114,13 +114,19 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
 }
 
 // One round of direct transfers: the n-1 blocks of S/n cross the torus links they share, so
-// each is slowed (and delayed) by the average hops of a direct transfer.
+// each is slowed (and delayed) by the average hops of a direct transfer. Across instances the
+// messages to the other instances' ranks also queue on the rank's rail, one after another.
 double directRound(const CollArgs& a, const LinkModel& m) {
   const LinkCost flat = flatLink(m);
   const double hops = std::max(1.0, m.meshHops);
   const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
   const int n = a.nranks;
-  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
+  const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
+  const int local = instances != nullptr && !instances->rows.empty()
+                        ? static_cast<int>(instances->rows[0].size())
+                        : n;
+  const double queued = m.multiInstance ? extraMessagesUs(n - local + 1) : 0;
+  return lat + queued + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
 }
 
 }  // namespace

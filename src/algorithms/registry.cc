@@ -3,8 +3,10 @@
 #include "algorithms/allgather/ring.h"
 #include "algorithms/allreduce/rdh.h"
 #include "algorithms/allreduce/ring.h"
+#include "algorithms/allreduce/tree.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
+#include "algorithms/bruck.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
 #include "algorithms/reduce/chain.h"
@@ -37,19 +39,15 @@ namespace {
 // algorithm: its file (with its descriptor) and one line here.
 constexpr const Algorithm* kAllReduce[] = {
     &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce,
-    &kMeshAllReduce,   &allreduce::kRdh,
+    &kMeshAllReduce,   &allreduce::kRdh,   &allreduce::kTree,
 };
 constexpr const Algorithm* kAllGather[] = {
-    &allgather::kRing,
-    &kTorus2dAllGather,
-    &kHierarchicalAllGather,
-    &kMeshAllGather,
+    &allgather::kRing, &kTorus2dAllGather, &kHierarchicalAllGather,
+    &kMeshAllGather,   &kBruckAllGather,
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing,
-    &kTorus2dReduceScatter,
-    &kHierarchicalReduceScatter,
-    &kMeshReduceScatter,
+    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter,
+    &kMeshReduceScatter,   &kBruckReduceScatter,
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
 constexpr const Algorithm* kReduce[] = {&reduce::kChain};

@@ -54,6 +54,20 @@ std::vector<std::vector<int>> physicalRings(const topology::Topology& topo,
   return rings;
 }
 
+// The rail facts of the model: one NIC's bandwidth, and how many ranks of one instance share
+// the busiest NIC (rails run in parallel; a NIC's ranks split it).
+void describeRails(const topology::Topology& topo, const topology::Layout& layout,
+                   const std::vector<int>& rails, algorithms::LinkModel& m) {
+  const topology::Network& net = *topo.network;
+  m.railBandwidth = net.link.bandwidthGbps / std::max(1, net.nics);
+  std::vector<int> perNic(static_cast<size_t>(std::max(1, net.nics)), 0);
+  for (int r = 0; r < layout.nranks && r < layout.ranksPerInstance; ++r) {
+    ++perNic[static_cast<size_t>(rails[static_cast<size_t>(r)])];
+  }
+  m.ranksPerRail = std::max(1, *std::max_element(perNic.begin(), perNic.end()));
+  m.interBandwidth = m.railBandwidth / m.ranksPerRail;
+}
+
 }  // namespace
 
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
@@ -74,6 +88,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
   shape->instances = gridOf(topology::instanceGroups(*layout));
   shape->rings = physicalRings(*topo, *layout, nranks);
+  shape->rails = topology::rankNics(*topo, *layout);
 
   TopologyView view;
   view.name = topo->name;
@@ -87,17 +102,17 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   }
   if (topo->network) {
     m.interLatencyUs = topo->network->link.latencyUs;
-    m.interBandwidth = topo->network->link.bandwidthGbps / std::max(1, layout->ranksPerInstance);
+    describeRails(*topo, *layout, shape->rails, m);
   }
   m.multiInstance = layout->instances > 1;
   m.meshHops = averageHops(*topo, *layout);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
-      "mesh hops {:.2f}, {} physical ring(s)",
+      "mesh hops {:.2f}, {} physical ring(s), {} rank(s) per EFA rail",
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
-      shape->rings.size());
+      shape->rings.size(), m.ranksPerRail);
   return view;
 }
 
