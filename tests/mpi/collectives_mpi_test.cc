@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mpi_env.h"
@@ -52,6 +53,13 @@ std::vector<Case> cases() {
         out.push_back(big);
       }
     }
+  }
+  // TRNCCL_TEST_COLLS=allreduce,allgather: only those collectives (a forced algorithm's).
+  if (const char* only = std::getenv("TRNCCL_TEST_COLLS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(out, [&](const Case& c) {
+      return list.find(std::string(",") + collName(c.coll) + ",") == std::string::npos;
+    });
   }
   return out;
 }
