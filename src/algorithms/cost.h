@@ -78,10 +78,11 @@ struct TreeLevel {
 // bandwidth (NCCL rates its trees so).
 double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels);
 
-// Bruck's all-gather or reduce-scatter (bruck.cc):
-// ceil(log2 n) steps, step j moving min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks
-// away (partnerLink on one instance, the network across instances), at 0.75 of a link's
-// bandwidth (NCCL rates PAT so).
+// Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
+// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, at 0.75 of a link's bandwidth
+// (NCCL rates PAT so). On one instance each step has partnerLink's latency, but the bandwidth
+// of a direct transfer (the late steps, which move the most blocks, go furthest); across
+// instances the network.
 double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms
