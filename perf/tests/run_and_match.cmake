@@ -1,6 +1,6 @@
-# cmake -DCMD=<;-list> -DEXPECT=<text> [-DEXPECT_STDERR=<text>] -P run_and_match.cmake
+# cmake -DCMD=<;-list> -DEXPECT=<text> [-DEXPECT_LOG=<text>] -P run_and_match.cmake
 # Runs CMD, echoes its output, fails unless it exits 0 and its stdout contains EXPECT (and its
-# stderr, where the library logs, EXPECT_STDERR when given).
+# stderr, where trnccl logs, contains EXPECT_LOG when given).
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(err)
@@ -13,9 +13,9 @@ string(FIND "${out}" "${EXPECT}" found)
 if(found EQUAL -1)
   message(FATAL_ERROR "output lacks '${EXPECT}'")
 endif()
-if(DEFINED EXPECT_STDERR)
-  string(FIND "${err}" "${EXPECT_STDERR}" found)
+if(DEFINED EXPECT_LOG)
+  string(FIND "${err}" "${EXPECT_LOG}" found)
   if(found EQUAL -1)
-    message(FATAL_ERROR "stderr lacks '${EXPECT_STDERR}'")
+    message(FATAL_ERROR "stderr lacks '${EXPECT_LOG}'")
   endif()
 endif()

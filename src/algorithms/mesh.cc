@@ -4,23 +4,20 @@
 // All-gather: one round, my block to every peer and every peer's block from it, concurrently.
 // Reduce-scatter: round (1) of the all-reduce below, on blocks of recvcount.
 // All-reduce:
-// Composition: (1) send block k to rank k for every k concurrently, and fold the n blocks r,
-// one peer at a time in rank order (x0 first, the own block at its place), into recvbuff block
-// r (divided for avg): orderedReduceScatter in one round (ordered_steps.cc), so mesh gives the
-// same bits as every algorithm that folds in rank order and runs in deterministic mode;
+// Composition: (1) send block k to rank k for every k concurrently, and reduce the n-1 blocks
+// r that arrive, one peer at a time in rank order, into recvbuff block r (divided for avg);
 // (2) send the final block r to every peer, and receive every other final block, concurrently.
 // Steps: 2 rounds; bytes per rank: 2(n-1)/n * S, like the ring, with latency 2 hops instead of
 // 2(n-1). Supported while one block fits a connection's buffer twice over (each send completes
-// without waiting for its receiver), i.e. for small messages. In place works: the own block is
-// saved to scratch before x0 is received over it, and other blocks are sent before they are
-// received into.
+// without waiting for its receiver), i.e. for small messages. In place works: block r is read
+// (as the reduction's first operand) before it is written, and other blocks are sent before
+// they are received into.
 #include "algorithms/mesh.h"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "algorithms/cost.h"
-#include "algorithms/ordered_steps.h"
+#include "algorithms/direct_steps.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms {
@@ -29,24 +26,6 @@ using schedule::Primitive;
 using schedule::Step;
 
 namespace {
-
-// Direct all-gather: my block (at offset(r) of buf) to every peer, theirs into buf.
-template <typename Offset, typename Count>
-void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, Offset offset,
-                     Count count) {
-  const int n = a.nranks, r = a.rank;
-  std::vector<Step> round;
-  for (int k = 1; k < n; ++k) {
-    int to = mod(r + k, n), from = mod(r - k, n);
-    round.push_back(
-        Step{.prim = Primitive::kSend, .sendPeer = to, .src = buf + offset(r), .count = count(r)});
-    round.push_back(Step{.prim = Primitive::kRecv,
-                         .recvPeer = from,
-                         .dst = buf + offset(from),
-                         .count = count(from)});
-  }
-  s.addGroup(std::move(round));
-}
 
 bool supports(const CollArgs& a) {
   // Each direct send must fit a connection's buffer, so sends never wait for their receiver.
@@ -57,15 +36,9 @@ bool supports(const CollArgs& a) {
 
 schedule::Schedule allReduce(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshAllReduce.name);
-  const size_t elem = device::dataTypeSize(a.type);
-  auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
-  auto* recv = static_cast<std::byte*>(a.recv);
-  auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
-  auto count = [&](int b) { return evenBlock(a.count, a.nranks, b).count; };
-  orderedReduceScatter(
-      s, a, [&](int b) { return send + offset(b); }, recv + offset(a.rank), count, SIZE_MAX,
-      a.op == device::RedOp::kAvg);
-  directAllGather(s, a, recv, offset, count);
+  const size_t slice = std::max<size_t>(1, a.sliceBytes / device::dataTypeSize(a.type));
+  directAllReduce(s, ringAt(everyRank(a.nranks), a.rank), static_cast<const std::byte*>(a.send),
+                  static_cast<std::byte*>(a.recv), a.count, slice, a.op == device::RedOp::kAvg);
   return s;
 }
 
@@ -76,17 +49,19 @@ schedule::Schedule allGather(const CollArgs& a) {
   s.add(Step{
       .prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block, .count = a.count});
   directAllGather(
-      s, a, recv, [&](int b) { return b * block; }, [&](int) { return a.count; });
+      s, ringAt(everyRank(a.nranks), a.rank), [&](int b) { return recv + b * block; },
+      [&](int) { return a.count; }, a.count);
   return s;
 }
 
 schedule::Schedule reduceScatter(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshReduceScatter.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
-  auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
-  orderedReduceScatter(
-      s, a, [&](int b) { return send + b * block; }, static_cast<std::byte*>(a.recv),
-      [&](int) { return a.count; }, SIZE_MAX, a.op == device::RedOp::kAvg);
+  auto* send = static_cast<std::byte*>(const_cast<void*>(a.send));
+  directReduceScatter(
+      s, ringAt(everyRank(a.nranks), a.rank), [&](int b) { return send + b * block; },
+      static_cast<std::byte*>(a.recv), [&](int) { return a.count; }, a.count,
+      a.op == device::RedOp::kAvg);
   return s;
 }
 
@@ -96,17 +71,16 @@ const Algorithm kMeshAllReduce = {
     .name = "mesh",
     .description = "direct exchange with every peer in two rounds (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directPhase(a, m); },
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directBlockRound(a, m); },
     .usesChannels = false,
     .build = allReduce,
-    .foldsInRankOrder = true,
 };
 
 const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = directPhase,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = allGather,
 };
@@ -115,10 +89,9 @@ const Algorithm kMeshReduceScatter = {
     .name = "mesh",
     .description = "direct exchange with every peer in one round (small messages)",
     .supports = supports,
-    .estimate = directPhase,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = reduceScatter,
-    .foldsInRankOrder = true,
 };
 
 }  // namespace trnccl::algorithms

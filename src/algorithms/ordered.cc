@@ -10,7 +10,7 @@
 //   reduce:         every owner sends its final block to the root (a direct gather).
 // Each element is reduced once, in the same association on every rank, whatever the channel
 // count, slice size, transport or topology; everything after the fold only copies. So the bits
-// equal those of every other algorithm that folds in rank order (mesh, for small messages).
+// equal those of every other algorithm that folds in rank order (Algorithm::foldsInRankOrder).
 // Steps per reduce-scatter slice: one round of 2(n-1) concurrent transfers (this rank's slice
 // of every other block out, every peer's slice of this block in, to scratch), then n-1 local
 // folds; the all-gather n-1 per pipeline slice. Rounds end in a wait for every peer, so they
@@ -120,7 +120,7 @@ schedule::Schedule reduce(const CollArgs& a) {
 double foldPhase(const CollArgs& a, const LinkModel& m) {
   const double round = static_cast<double>(roundElems(a) * device::dataTypeSize(a.type));
   const double rounds = std::max(1.0, std::ceil(totalBytes(a) / a.nranks / round));
-  return directPhase(a, m) + (rounds - 1) * flatLink(m).latencyUs;
+  return directBlockRound(a, m) + (rounds - 1) * flatLink(m).latencyUs;
 }
 
 }  // namespace
@@ -155,7 +155,7 @@ const Algorithm kOrderedReduce = {
         "(deterministic)",
     .supports = anyCall,
     .estimate = [](const CollArgs& a,
-                   const LinkModel& m) { return foldPhase(a, m) + directPhase(a, m); },
+                   const LinkModel& m) { return foldPhase(a, m) + directBlockRound(a, m); },
     .usesChannels = false,
     .build = reduce,
     .foldsInRankOrder = true,

@@ -22,7 +22,7 @@ enum class Primitive {
   kRecvReduceCopySend,  // dst = src (op) incoming, kept and forwarded to sendPeer
   kRecvCopySend,        // dst = incoming, kept and forwarded to sendPeer
   kCopy,                // dst = src, locally
-  kReduce,              // dst = dst (op) src, locally: the running value is the first operand
+  kReduce,              // dst = dst (op) src, locally (a rank's own operand in a reduction chain)
 };
 
 const char* primitiveName(Primitive p);
@@ -35,12 +35,13 @@ struct Step {
   Primitive prim = Primitive::kCopy;
   int recvPeer = -1;
   int sendPeer = -1;
-  // Local operand: what kSend sends, what reductions combine with (the first operand of
-  // op(a, b) in every receiving reduction; kReduce's second).
-  const void* src = nullptr;
-  void* dst = nullptr;  // where results land; what *Send primitives forward
-  size_t count = 0;     // elements
-  bool postOp = false;  // after reducing, divide by the rank count (trncclAvg)
+  // Write duplication (the DMA engine's one read, two writes): a sending primitive also forwards
+  // the same bytes to sendPeer2, as they are produced. -1: one destination.
+  int sendPeer2 = -1;
+  const void* src = nullptr;  // local operand: what kSend sends, what reductions combine with
+  void* dst = nullptr;        // where results land; what *Send primitives forward
+  size_t count = 0;           // elements
+  bool postOp = false;        // after reducing, divide by the rank count (trncclAvg)
   // The step is over only when the peer no longer needs the sent bytes, so that a later step
   // may overwrite them (a chain reusing its scratch).
   bool syncSend = false;

@@ -46,7 +46,7 @@ const Algorithm kDirect = {
     .name = "direct",
     .description = "every rank sends its block to the root at once",
     .supports = anyCall,
-    .estimate = directPhase,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = direct,
 };

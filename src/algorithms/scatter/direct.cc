@@ -46,7 +46,7 @@ const Algorithm kDirect = {
     .name = "direct",
     .description = "the root sends every rank its block at once",
     .supports = anyCall,
-    .estimate = directPhase,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = direct,
 };
