@@ -20,7 +20,8 @@ constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
 // The state of one step while it runs.
 class StepRun {
  public:
-  StepRun(const Schedule& s, const Step& step) : s_(s), step_(step) {
+  StepRun(const Schedule& s, const Step& step, const ScratchMemory& scratch)
+      : s_(s), step_(step), src_(scratch.map(step.src)), dst_(scratch.map(step.dst)) {
     elem_ = device::dataTypeSize(s.type);
     bytes_ = step.count * elem_;
   }
@@ -28,7 +29,7 @@ class StepRun {
   Status begin(const ExecContext& ctx, std::vector<uint32_t>& sendIdx,
                std::vector<uint32_t>& recvIdx) {
     if (step_.prim == Primitive::kCopy) {
-      if (step_.dst != step_.src) std::memmove(step_.dst, step_.src, bytes_);
+      if (dst_ != src_) std::memmove(dst_, src_, bytes_);
       recvDone_ = sendDone_ = true;
       return Status::ok();
     }
@@ -71,7 +72,7 @@ class StepRun {
       size_t ready = receives(step_.prim) ? produced_ : bytes_;
       if (ready > sent_) {
         const auto* from =
-            static_cast<const std::byte*>(step_.prim == Primitive::kSend ? step_.src : step_.dst);
+            static_cast<const std::byte*>(step_.prim == Primitive::kSend ? src_ : dst_);
         Result<size_t> took = out_->sendSome(from + sent_, ready - sent_);
         if (!took) return took.status();
         if (*took > 0) progressed = true;
@@ -92,7 +93,7 @@ class StepRun {
   // transport's buffer wraps anywhere); a partial element waits in carry_.
   void consume(size_t off, const std::byte* p, size_t n) {
     if (step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend) {
-      std::memcpy(static_cast<std::byte*>(step_.dst) + off, p, n);
+      std::memcpy(static_cast<std::byte*>(dst_) + off, p, n);
       produced_ = off + n;
       return;
     }
@@ -134,8 +135,8 @@ class StepRun {
   }
 
   void applyAligned(size_t off, const std::byte* in, size_t elems) {
-    auto* dst = static_cast<std::byte*>(step_.dst) + off;
-    const auto* src = static_cast<const std::byte*>(step_.src) + off;
+    auto* dst = static_cast<std::byte*>(dst_) + off;
+    const auto* src = static_cast<const std::byte*>(src_) + off;
     device::reduce(s_.type, s_.op, dst, src, in, elems);
     if (step_.postOp) device::divide(s_.type, dst, dst, elems, s_.nranks);
     produced_ = off + elems * elem_;
@@ -143,6 +144,8 @@ class StepRun {
 
   const Schedule& s_;
   const Step& step_;
+  const void* src_;  // the step's addresses, scratch space mapped to memory
+  void* dst_;
   size_t elem_ = 1;
   size_t bytes_ = 0;
   Connection* in_ = nullptr;
@@ -206,6 +209,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
   if (log::enabled(log::Level::kTrace, log::kSched)) {
     TRN_TRACE(kSched, "{} rank {}: {}", ctx.what, ctx.rank, schedule.dump());
   }
+  const ScratchMemory scratch(schedule.scratchBytes());
   std::vector<uint32_t> sendIdx(ctx.conns.size()), recvIdx(ctx.conns.size());
   std::vector<Connection*> unfinished;  // connections that may still read a source buffer
   const auto& steps = schedule.steps();
@@ -215,7 +219,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     std::vector<std::unique_ptr<StepRun>> runs;
     std::vector<int> peers;
     for (size_t i = first; i <= last; ++i) {
-      runs.push_back(std::make_unique<StepRun>(schedule, steps[i]));
+      runs.push_back(std::make_unique<StepRun>(schedule, steps[i], scratch));
       TRN_TRY(runs.back()->begin(ctx, sendIdx, recvIdx));
       if (steps[i].recvPeer >= 0) peers.push_back(steps[i].recvPeer);
       if (steps[i].sendPeer >= 0) peers.push_back(steps[i].sendPeer);
