@@ -54,22 +54,33 @@ std::vector<std::vector<int>> physicalRings(const topology::Topology& topo,
   return rings;
 }
 
+// TRNCCL_EMU_RANKS_PER_NODE: ranks per emulated instance (0: unset, the description's).
+int emuRanksPerInstance(const topology::Topology& topo, int nranks) {
+  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
+  if (k <= 0) return 0;
+  TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks, k,
+           topo.name);
+  return static_cast<int>(k);
+}
+
 }  // namespace
 
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
-  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
-  if (k > 0) {
-    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks, k,
-             topo.name);
-  }
-  return topology::makeLayout(topo, nranks, k > 0 ? static_cast<int>(k) : 0);
+  return topology::makeLayout(topo, nranks, emuRanksPerInstance(topo, nranks));
 }
 
 Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks) {
   auto topo = topology::loadTopology(nameOrPath);
   if (!topo) return topo.status();
-  auto layout = layoutFromEnv(*topo, nranks);
-  if (!layout) return layout.status();
+  return viewTopology(*topo, nranks, emuRanksPerInstance(*topo, nranks));
+}
+
+Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
+                                  int ranksPerInstance) {
+  auto layoutOr = topology::makeLayout(topoIn, nranks, ranksPerInstance);
+  if (!layoutOr) return layoutOr.status();
+  auto topo = std::make_shared<const topology::Topology>(topoIn);
+  auto layout = std::make_shared<const topology::Layout>(std::move(*layoutOr));
   auto shape = std::make_shared<algorithms::Shape>();
   shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
   shape->instances = gridOf(topology::instanceGroups(*layout));
@@ -82,7 +93,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
     m.intraLatencyUs = topo->fabric.link.latencyUs;
     m.intraBandwidth = topo->fabric.link.bandwidthGbps;
   } else {
-    m.intraLatencyUs = 0.5;  // cores of one chip: on-chip DMA
+    m.intraLatencyUs = topology::kOnChipLatencyUs;  // cores of one chip: on-chip DMA
     m.intraBandwidth = topo->device.hbmBandwidthGbps;
   }
   if (topo->network) {
@@ -98,6 +109,8 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
       shape->rings.size());
+  view.topology = std::move(topo);
+  view.layout = std::move(layout);
   return view;
 }
 
