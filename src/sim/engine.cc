@@ -15,21 +15,35 @@ constexpr double kUnknown = -1;  // a time not known yet (times are >= 0)
 constexpr uint32_t kNone = UINT32_MAX;
 
 // One message on a directed connection, from the first side that begins it until both sides
-// are done with it.
-struct Msg {
+// are done with it. One cache line: a large mesh round has millions in flight, each touched at
+// scattered moments.
+struct alignas(64) Msg {
   double sendReady = kUnknown;   // its data is at the sender (a forward: the first piece is)
   double recvPosted = kUnknown;  // the receiver began the step that receives it
-  double start = kUnknown;       // the transfer holds its route from start to end
-  double end = 0;
-  double minEnd = 0;       // a forward ends no earlier than this (its input's end and a piece)
-  uint64_t bytes = 0;      // what the sender sends
-  uint64_t recvBytes = 0;  // what the receiver expects
+  double start = kUnknown;       // the last hop carries it from start (known once reserved) ...
+  double bound = 0;    // ... to bound; before that, the next hop ends no earlier than bound
+  uint64_t bytes = 0;  // as the side that began it first says; the other must agree
   int32_t conn = -1;
   uint32_t sendStep = kNone, recvStep = kNone;  // Program::steps() indices
-  bool syncSend = false;                        // the send's step flags, copied here so that
-  bool reduces = false;                         // the other side needn't read its steps
   int32_t forward = -1;                         // the message its receiving step forwards into
   int32_t next = -1;                            // the connection's queue, or the free list
+  uint8_t hop = 0;                              // the next hop of its route to reserve
+  bool started = false;                         // its first hop is reserved
+  bool syncSend = false;  // the send's and the receive's step flags, copied here so that the
+  bool reduces = false;   // other side needn't read them
+};
+static_assert(sizeof(Msg) == 64);
+
+// A connection's messages that one side began and the other has not (all by the same side).
+struct Queue {
+  int32_t head = -1, tail = -1;
+};
+
+// A fabric resource as the engine runs it.
+struct Lane {
+  double freeAt = 0;
+  double bytesPerUs = 1;
+  double busyUs = 0;
 };
 
 struct RankState {
@@ -40,7 +54,9 @@ struct RankState {
   bool finished = false;
 };
 
-enum EventKind : uint32_t { kBegin, kForward };
+// kBegin: a rank's next group begins. kForward: a forward's first piece is ready to send.
+// kHop: a transfer reaches the next hop of its route.
+enum EventKind : uint32_t { kBegin, kForward, kHop };
 
 class Engine {
  public:
@@ -48,11 +64,8 @@ class Engine {
       : p_(p), steps_(p.steps()), conns_(p.connections()), o_(o), rec_(rec) {
     const int n = p.nranks();
     ranks_.resize(static_cast<size_t>(n));
-    heads_.assign(conns_.size(), -1);
-    tails_.assign(conns_.size(), -1);
-    freeAt_.assign(p.fabric().resources().size(), 0);
-    for (const Resource& r : p.fabric().resources()) rate_.push_back(r.bytesPerUs);
-    out_.busyUs.assign(freeAt_.size(), 0);
+    queues_.assign(conns_.size(), Queue{});
+    for (const Resource& r : p.fabric().resources()) lanes_.push_back(Lane{0, r.bytesPerUs, 0});
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
     hbm_ = p.fabric().hbmBytesPerUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
@@ -74,14 +87,16 @@ class Engine {
       ++out_.events;
       if (ev.kind == kBegin) {
         beginGroup(static_cast<int>(ev.id), ev.time());
+      } else if (ev.kind == kHop) {
+        reserveHop(static_cast<int32_t>(ev.id), ev.time());
       } else {
-        Msg& m = msgs_[ev.id];
-        m.sendReady = ev.time();
+        msgs_[ev.id].sendReady = ev.time();
         tryStart(static_cast<int32_t>(ev.id), ev.time());
       }
     }
     if (!error_) return error_;
     TRN_TRY(checkAllFinished());
+    for (const Lane& l : lanes_) out_.busyUs.push_back(l.busyUs);
     for (size_t r = 0; r < ranks_.size(); ++r)
       out_.timeUs = std::max(out_.timeUs, out_.rankEndUs[r]);
     out_.steps = steps_.size();
@@ -97,7 +112,7 @@ class Engine {
   void prefetchStep(const SimStep& st) const {
     for (int32_t c : {st.sendConn, st.recvConn}) {
       if (c < 0) continue;
-      __builtin_prefetch(&heads_[static_cast<size_t>(c)]);
+      __builtin_prefetch(&queues_[static_cast<size_t>(c)]);
       __builtin_prefetch(&conns_[static_cast<size_t>(c)]);
     }
   }
@@ -105,7 +120,7 @@ class Engine {
   void prefetchHeads(const SimStep& st) const {
     for (int32_t c : {st.sendConn, st.recvConn}) {
       if (c < 0) continue;
-      if (const int32_t h = heads_[static_cast<size_t>(c)]; h >= 0) {
+      if (const int32_t h = queues_[static_cast<size_t>(c)].head; h >= 0) {
         __builtin_prefetch(&msgs_[static_cast<size_t>(h)]);
       }
     }
@@ -129,35 +144,47 @@ class Engine {
     free_ = id;
   }
 
-  // The message this side's begin matches on connection c: the oldest one the other side began
-  // and this side has not, or a new one queued for the other side.
-  int32_t match(int32_t c, bool sender) {
-    int32_t& head = heads_[static_cast<size_t>(c)];
-    if (head >= 0) {
-      const Msg& h = msgs_[static_cast<size_t>(head)];
-      const bool otherSide = sender ? h.sendStep == kNone : h.recvStep == kNone;
-      if (otherSide) {
-        const int32_t id = head;
-        head = h.next;
-        if (head < 0) tails_[static_cast<size_t>(c)] = -1;
+  // The message this side's step begins on connection c: the oldest one the other side began
+  // and this side has not, or a new one queued for the other side. Either way it carries
+  // `bytes`; error when the other side said otherwise.
+  int32_t post(int32_t c, bool sender, uint32_t step, uint64_t bytes) {
+    Queue& q = queues_[static_cast<size_t>(c)];
+    if (q.head >= 0) {
+      Msg& h = msgs_[static_cast<size_t>(q.head)];
+      if (sender ? h.sendStep == kNone : h.recvStep == kNone) {
+        const int32_t id = q.head;
+        q.head = h.next;
+        if (q.head < 0) q.tail = -1;
+        (sender ? h.sendStep : h.recvStep) = step;
+        if (h.bytes != bytes) mismatch(h);
         return id;
       }
     }
     const int32_t id = allocMsg();
-    msgs_[static_cast<size_t>(id)].conn = c;
-    int32_t& tail = tails_[static_cast<size_t>(c)];
-    if (tail >= 0) {
-      msgs_[static_cast<size_t>(tail)].next = id;
+    Msg& m = msgs_[static_cast<size_t>(id)];
+    m.conn = c;
+    m.bytes = bytes;
+    (sender ? m.sendStep : m.recvStep) = step;
+    if (q.tail >= 0) {
+      msgs_[static_cast<size_t>(q.tail)].next = id;
     } else {
-      head = id;
+      q.head = id;
     }
-    tail = id;
+    q.tail = id;
     return id;
+  }
+  void mismatch(const Msg& m) {
+    const Connection& c = conns_[static_cast<size_t>(m.conn)];
+    error_ = internalError(
+        "rank {} sends {} bytes to rank {}, which receives {} (steps {} and {}): the schedules "
+        "disagree",
+        c.from, steps_[m.sendStep].bytes, c.to, steps_[m.recvStep].bytes,
+        m.sendStep - p_.first(c.from), m.recvStep - p_.first(c.to));
   }
 
   void beginGroup(int rank, double now);
   void tryStart(int32_t id, double now);
-  void startTransfer(int32_t id, double now);
+  void reserveHop(int32_t id, double now);
   void received(int32_t id);
   void partDone(int rank, uint32_t step, double t);
   Status checkAllFinished() const;
@@ -171,9 +198,9 @@ class Engine {
   std::vector<RankState> ranks_;
   std::vector<Msg> msgs_;
   int32_t free_ = -1;
-  std::vector<int32_t> heads_, tails_;
-  std::vector<double> freeAt_, rate_;  // per fabric resource
-  std::vector<double> stepEnd_;        // with a recorder only
+  std::vector<Queue> queues_;    // per connection
+  std::vector<Lane> lanes_;      // per fabric resource
+  std::vector<double> stepEnd_;  // with a recorder only
   EventQueue queue_;
   Outcome out_;
   Status error_;
@@ -203,17 +230,12 @@ void Engine::beginGroup(int rank, double now) {
     }
     int32_t out = -1;
     if (st.sendConn >= 0) {
-      out = match(st.sendConn, true);
-      Msg& m = msgs_[static_cast<size_t>(out)];
-      m.sendStep = i;
-      m.bytes = st.bytes;
-      m.syncSend = st.flags & SimStep::kSyncSend;
+      out = post(st.sendConn, true, i, st.bytes);
+      msgs_[static_cast<size_t>(out)].syncSend = st.flags & SimStep::kSyncSend;
     }
     if (st.recvConn >= 0) {
-      const int32_t in = match(st.recvConn, false);
+      const int32_t in = post(st.recvConn, false, i, st.bytes);
       Msg& m = msgs_[static_cast<size_t>(in)];
-      m.recvStep = i;
-      m.recvBytes = st.bytes;
       m.reduces = st.flags & SimStep::kReduces;
       m.recvPosted = now;
       m.forward = out;
@@ -233,40 +255,41 @@ void Engine::beginGroup(int rank, double now) {
 
 void Engine::tryStart(int32_t id, double now) {
   const Msg& m = msgs_[static_cast<size_t>(id)];
-  if (m.start != kUnknown || m.sendReady == kUnknown) return;
+  if (m.started || m.sendReady == kUnknown) return;
   if (m.recvStep == kNone && m.bytes > o_.eagerBytes) return;  // waits for its receive
-  startTransfer(id, now);
+  msgs_[static_cast<size_t>(id)].started = true;
+  reserveHop(id, now);
 }
 
-// Each resource of the route serves the transfer in turn, first come first served: a hop starts
-// once it is free and the previous hop has started (cut-through), and cannot finish before the
-// previous hop (nor, for the first, before the data is produced: minEnd). Between hops there is
+// Each resource of the route serves the transfer in turn, first come first served: a hop is
+// asked for when the data reaches it (at the previous hop's start: cut-through, an event, so
+// that requests reach a resource in time order), starts once free, and cannot finish before the
+// previous hop (nor, the first, before the data is produced: bound). Between hops there is
 // room to wait, so a busy hop downstream never holds one upstream.
-void Engine::startTransfer(int32_t id, double now) {
+void Engine::reserveHop(int32_t id, double now) {
   Msg& m = msgs_[static_cast<size_t>(id)];
   const Connection& c = conns_[static_cast<size_t>(m.conn)];
-  const int32_t* route = c.route.hops.data();
-  const double bytes = static_cast<double>(m.bytes);
-  double s = now, e = m.minEnd, sent = 0;
-  for (int32_t h = 0; h < c.route.count; ++h) {
-    const int32_t r = route[h];
-    const double busy = bytes / rate_[r];
-    s = std::max(s, freeAt_[r]);
-    e = std::max(s + busy, e);
-    freeAt_[r] = e;
-    out_.busyUs[r] += busy;
-    if (h == 0) sent = e;
-    if (rec_ != nullptr) {
-      if (rec_->transfers.size() < rec_->limit) {
-        rec_->transfers.push_back({r, c.from, c.to, m.bytes, s, e});
-      } else {
-        ++rec_->dropped;
-      }
+  const int32_t r = c.route.hops[m.hop];
+  Lane& lane = lanes_[static_cast<size_t>(r)];
+  const double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  const double s = std::max(now, lane.freeAt);
+  const double e = std::max(s + busy, m.bound);
+  lane.freeAt = e;
+  lane.busyUs += busy;
+  if (rec_ != nullptr) {
+    if (rec_->transfers.size() < rec_->limit) {
+      rec_->transfers.push_back({r, c.from, c.to, m.bytes, s, e});
+    } else {
+      ++rec_->dropped;
     }
   }
-  m.start = s;  // the last hop's: the receiver sees data from start + latency
-  m.end = e;
-  if (!m.syncSend) partDone(c.from, m.sendStep, sent);
+  if (m.hop == 0 && !m.syncSend) partDone(c.from, m.sendStep, e);  // it has left the sender
+  m.bound = e;
+  if (++m.hop < c.route.count) {
+    push(s, static_cast<uint32_t>(id), kHop);
+    return;
+  }
+  m.start = s;  // the receiver sees data from start + latency
   if (m.recvStep != kNone) received(id);
 }
 
@@ -275,17 +298,9 @@ void Engine::startTransfer(int32_t id, double now) {
 void Engine::received(int32_t id) {
   Msg& m = msgs_[static_cast<size_t>(id)];
   const Connection& c = conns_[static_cast<size_t>(m.conn)];
-  if (m.recvBytes != m.bytes) {
-    error_ = internalError(
-        "rank {} sends {} bytes to rank {}, which receives {} (steps {} and {}): the schedules "
-        "disagree",
-        c.from, m.bytes, c.to, m.recvBytes, m.sendStep - p_.first(c.from),
-        m.recvStep - p_.first(c.to));
-    return;
-  }
   const double bytes = static_cast<double>(m.bytes);
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
-  const double arrive = m.start + c.route.latencyUs, arrived = m.end + c.route.latencyUs;
+  const double arrive = m.start + c.route.latencyUs, arrived = m.bound + c.route.latencyUs;
   const double firstPiece = std::max(arrive + piece / c.route.bytesPerUs, m.recvPosted);
   double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
   if (m.reduces) {
@@ -298,7 +313,7 @@ void Engine::received(int32_t id) {
   if (m.forward >= 0) {
     Msg& out = msgs_[static_cast<size_t>(m.forward)];
     const Connection& oc = conns_[static_cast<size_t>(out.conn)];
-    out.minEnd = done + std::min(static_cast<double>(out.bytes), piece) / oc.route.bytesPerUs;
+    out.bound = done + std::min(static_cast<double>(out.bytes), piece) / oc.route.bytesPerUs;
     push(forwardable, static_cast<uint32_t>(m.forward), kForward);
   }
   freeMsg(id);
@@ -345,9 +360,9 @@ Status Engine::checkAllFinished() const {
         st.recvConn >= 0 ? fmt::format(", from rank {}", conns_[st.recvConn].from) : "",
         st.sendConn >= 0 ? fmt::format(", to rank {}", conns_[st.sendConn].to) : "", rs.groupBegin);
   }
-  for (size_t c = 0; c < heads_.size(); ++c) {
-    if (heads_[c] < 0) continue;
-    const bool sent = msgs_[static_cast<size_t>(heads_[c])].sendStep != kNone;
+  for (size_t c = 0; c < queues_.size(); ++c) {
+    if (queues_[c].head < 0) continue;
+    const bool sent = msgs_[static_cast<size_t>(queues_[c].head)].sendStep != kNone;
     if (sent) {
       return internalError("rank {} sent rank {} a message it never received", conns_[c].from,
                            conns_[c].to);

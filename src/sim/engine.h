@@ -9,9 +9,10 @@
 //   - a forwarding primitive streams: its send may start once the first piece (pieceBytes) was
 //     received (and reduced), and ends no earlier than a piece after its receive is done;
 //   - each resource of a transfer's route carries it in turn, first come first served, for
-//     bytes / its bandwidth (a hop cannot run ahead of the one before it), and the data reaches
-//     the receiver the summed latency after the last hop; a reduction runs at the rank's share
-//     of HBM bandwidth, streaming with its input.
+//     bytes / its bandwidth: a hop is asked for once the data reaches it (the previous hop
+//     started), and cannot finish before the previous hop; the data reaches the receiver the
+//     summed latency after the last hop. A reduction runs at the rank's share of HBM
+//     bandwidth, streaming with its input.
 // Times are microseconds from the call's start; every rank starts at 0.
 #pragma once
 

@@ -28,8 +28,8 @@ struct SimStep {
   uint8_t flags = 0;
 };
 
-// One direction between two ranks, and what crossing it costs.
-struct Connection {
+// One direction between two ranks, and what crossing it costs (one cache line).
+struct alignas(64) Connection {
   int32_t from = 0, to = 0;
   Route route;
 };
