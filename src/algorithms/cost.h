@@ -14,8 +14,8 @@ namespace trnccl::algorithms {
 struct LinkModel {
   double intraLatencyUs = 1.5;   // one NeuronLink hop
   double intraBandwidth = 96;    // GB/s per neighbour link
-  double interLatencyUs = 15;    // EFA, HBM to HBM
-  double interBandwidth = 12.5;  // GB/s per rank (instance EFA / ranks per instance)
+  double interLatencyUs = 15;    // across instances: EFA, HBM to HBM (or an UltraServer's fabric)
+  double interBandwidth = 12.5;  // GB/s per rank when all cross (instance EFA / its ranks)
   double meshHops = 1;           // average hops of a direct transfer (1 on a switch)
   bool multiInstance = false;    // ranks span instances
 };

@@ -6,8 +6,9 @@ namespace trnccl::algorithms {
 namespace {
 
 constexpr char kName[] = "torus2d";
-// Rows and columns of the torus are both NeuronLinks.
-using Torus2d = GridAlgorithm<kName, &Shape::torus, intraLink>;
+// Rows are NeuronLinks; a column crosses the instances when the job spans several (each
+// instance's torus rows are rows of the grid), so it runs at the slowest link it crosses.
+using Torus2d = GridAlgorithm<kName, &Shape::torus, flatLink>;
 
 }  // namespace
 

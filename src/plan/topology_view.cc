@@ -54,6 +54,25 @@ std::vector<std::vector<int>> physicalRings(const topology::Topology& topo,
   return rings;
 }
 
+// What joins the job's instances, per rank when every rank crosses at once: within one copy of
+// an UltraServer description its own fabric (the Z links of a torus3d, the switch), each chip's
+// link shared by the chip's ranks; otherwise EFA, the instance's shared by its ranks.
+void setInterLink(const topology::Topology& topo, const topology::Layout& layout,
+                  algorithms::LinkModel& m) {
+  const bool oneCopy = layout.instances <= topo.instances;
+  const int perChip = std::max(1, topo.ranksPerChip());
+  if (oneCopy && topo.fabric.kind == topology::FabricKind::kTorus3d) {
+    m.interLatencyUs = topo.fabric.zLink->latencyUs;
+    m.interBandwidth = topo.fabric.zLink->bandwidthGbps / perChip;
+  } else if (oneCopy && topo.fabric.kind == topology::FabricKind::kSwitch) {
+    m.interLatencyUs = topo.fabric.link.latencyUs;
+    m.interBandwidth = topo.fabric.link.bandwidthGbps / perChip;
+  } else if (topo.network) {
+    m.interLatencyUs = topo.network->link.latencyUs;
+    m.interBandwidth = topo.network->link.bandwidthGbps / std::max(1, layout.ranksPerInstance);
+  }
+}
+
 // TRNCCL_EMU_RANKS_PER_NODE: ranks per emulated instance (0: unset, the description's).
 int emuRanksPerInstance(const topology::Topology& topo, int nranks) {
   int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
@@ -96,10 +115,7 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
     m.intraLatencyUs = topology::kOnChipLatencyUs;  // cores of one chip: on-chip DMA
     m.intraBandwidth = topo->device.hbmBandwidthGbps;
   }
-  if (topo->network) {
-    m.interLatencyUs = topo->network->link.latencyUs;
-    m.interBandwidth = topo->network->link.bandwidthGbps / std::max(1, layout->ranksPerInstance);
-  }
+  setInterLink(*topo, *layout, m);
   m.multiInstance = layout->instances > 1;
   m.meshHops = averageHops(*topo, *layout);
   view.shape = shape;

@@ -35,7 +35,8 @@ double tunerExcess(const Sweep& sw, const Row& row) {
   for (size_t g = 0; g < sw.groups.size(); ++g) {
     const Cell& c = row.cells[g];
     if (c.ran && withChannels(c.algorithm, c.channels) == row.tunerPick) {
-      return c.timeUs / row.cells[static_cast<size_t>(row.bestGroup)].timeUs - 1;
+      const double best = row.cells[static_cast<size_t>(row.bestGroup)].timeUs;
+      return best > 0 ? c.timeUs / best - 1 : 0;  // a call of 0 bytes takes no time
     }
   }
   return -1;
