@@ -41,6 +41,24 @@ Result<Outcome> Simulator::schedules(const std::function<schedule::Schedule(int)
   return run(program, options_, recorder);
 }
 
+Result<Outcome> Simulator::pointToPoint(int rank,
+                                        const std::vector<algorithms::p2p::Op>& ops) const {
+  const int n = nranks();
+  for (const auto& op : ops) {
+    if (op.peer < 0 || op.peer >= n) return invalidArgument("peer {} is not a rank", op.peer);
+  }
+  return schedules([&](int r) {
+    if (r == rank) return algorithms::p2p::batch(ops, rank, n);
+    std::vector<algorithms::p2p::Op> mirror;
+    for (const auto& op : ops) {
+      if (op.peer == r && r != rank) {
+        mirror.push_back({.send = !op.send, .peer = rank, .count = op.count, .type = op.type});
+      }
+    }
+    return algorithms::p2p::batch(mirror, r, n);
+  });
+}
+
 Result<CollectiveRun> Simulator::collective(algorithms::CollArgs args,
                                             const algorithms::Algorithm* algorithm, int channels,
                                             Recorder* recorder) const {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/p2p/batch.h"
 #include "common/status.h"
 #include "plan/planner.h"
 #include "plan/topology_view.h"
@@ -42,6 +43,10 @@ class Simulator {
   // Any schedules: build(rank) is rank's (e.g. a group's sends and receives).
   Result<Outcome> schedules(const std::function<schedule::Schedule(int rank)>& build,
                             Recorder* recorder = nullptr) const;
+
+  // One rank's sends and receives of a group (algorithms/p2p/batch.h), each peer posting the
+  // matching operations in the same order, as a correct program's peers do.
+  Result<Outcome> pointToPoint(int rank, const std::vector<algorithms::p2p::Op>& ops) const;
 
  private:
   plan::TopologyView view_;
