@@ -34,5 +34,16 @@ int main(int argc, char** argv) {
   if (!o.trace.empty()) {
     if (auto s = writeTrace(o, *setup); !s) return fail(s);
   }
+  if (o.maxExcess >= 0) {
+    int over = 0;
+    for (const Row& row : sweep->rows) {
+      if (const double e = tunerExcess(*sweep, row); e > o.maxExcess) {
+        fmt::print(stderr, "trnccl-sim: {} bytes: the tuner's {} is {:.0f}% slower than {}\n",
+                   row.bytes, row.tunerPick, 100 * e, sweep->groups[row.bestGroup]);
+        ++over;
+      }
+    }
+    if (over > 0) return 3;
+  }
   return 0;
 }

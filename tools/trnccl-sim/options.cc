@@ -88,6 +88,10 @@ Parsed parse(int argc, char** argv) {
   app.add_option("--plot", o.plot, "draw busbw against size per algorithm into this PNG (gnuplot)");
   app.add_option("--trace", o.trace,
                  "write a Chrome-trace JSON of the largest call (chrome://tracing, Perfetto)");
+  app.add_option("--max-excess", o.maxExcess,
+                 "with --algo all: exit 3 when the tuner's pick is slower than the fastest "
+                 "algorithm by more than this fraction (e.g. 0.1)")
+      ->check(CLI::NonNegativeNumber);
   o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   app.add_option("-j,--jobs", o.jobs, "calls simulated at once (default: one per core)")
       ->check(CLI::PositiveNumber);
@@ -96,6 +100,10 @@ Parsed parse(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     out.exitCode = app.exit(e);
     return out;
+  }
+  if (o.maxExcess >= 0 && o.algo != "all") {
+    fmt::print(stderr, "trnccl-sim: --max-excess needs --algo all\n");
+    out.exitCode = 2;
   }
   if (o.minBytes > o.maxBytes) {
     fmt::print(stderr, "trnccl-sim: -b ({}) is larger than -e ({})\n", o.minBytes, o.maxBytes);

@@ -31,7 +31,8 @@ struct Options {
   std::string json;                     // -J
   std::string plot;                     // --plot FILE.png
   std::string trace;                    // --trace FILE.json
-  int jobs = 1;                         // -j: calls simulated at once (default: one per core)
+  double maxExcess = -1;  // --max-excess: with --algo all, fail when the tuner's pick is slower
+  int jobs = 1;           // -j: calls simulated at once (default: one per core)
 };
 
 // Parses argv; on --help or an error prints and returns the exit code instead.
