@@ -9,10 +9,14 @@
 
 #include "common/status.h"
 #include "schedule/schedule.h"
-#include "sim/fabric.h"
 #include "sim/huge_pages.h"
+#include "topology/fabric_model.h"
 
 namespace trnccl::sim {
+
+using Fabric = topology::FabricModel;
+using topology::Resource;
+using Route = topology::Path;
 
 struct SimStep {
   enum Flags : uint8_t {

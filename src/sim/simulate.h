@@ -14,7 +14,8 @@
 #include "plan/planner.h"
 #include "plan/topology_view.h"
 #include "sim/engine.h"
-#include "sim/fabric.h"
+#include "sim/program.h"
+#include "topology/fabric_model.h"
 
 namespace trnccl::sim {
 

@@ -7,7 +7,8 @@
 
 #include "common/status.h"
 #include "sim/engine.h"
-#include "sim/fabric.h"
+#include "sim/program.h"
+#include "topology/fabric_model.h"
 
 namespace trnccl::sim {
 

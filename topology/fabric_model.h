@@ -1,5 +1,6 @@
-// The fabric trnccl-sim runs schedules on: every resource a transfer occupies, with the bandwidth
-// and latency of the topology description, and the route of a transfer between two ranks.
+// The fabric of a job on a description: every resource a transfer occupies, with the bandwidth
+// and latency of the description, and the route of a transfer between two ranks. trnccl-sim runs
+// schedules on it (src/sim).
 //
 // Resources: each direction of every NeuronLink and Z link, each chip's port into and out of a
 // NeuronSwitch, each direction of every EFA NIC, and each chip's on-chip DMA (transfers between
@@ -26,7 +27,7 @@
 #include "topology/layout.h"
 #include "topology/topology.h"
 
-namespace trnccl::sim {
+namespace trnccl::topology {
 
 enum class ResourceKind : uint8_t {
   kLink,      // a NeuronLink direction (torus or Z), or a link written in the description
@@ -46,7 +47,7 @@ struct Resource {
 };
 
 // What a transfer from one rank to another crosses, in order.
-struct Route {
+struct Path {
   static constexpr int kMaxHops = 8;  // a 4x4x4 torus needs 6
   int32_t count = 0;
   std::array<int32_t, kMaxHops> hops{};  // resources
@@ -54,20 +55,20 @@ struct Route {
   double bytesPerUs = 0;                 // the narrowest resource's bandwidth
 };
 
-class Fabric {
+class FabricModel {
  public:
-  static Result<Fabric> build(const topology::Topology& topo, const topology::Layout& layout);
+  static Result<FabricModel> build(const Topology& topo, const Layout& layout);
 
   int nranks() const { return layout_.nranks; }
-  const topology::Topology& topology() const { return topo_; }
-  const topology::Layout& layout() const { return layout_; }
+  const Topology& topology() const { return topo_; }
+  const Layout& layout() const { return layout_; }
   const std::vector<Resource>& resources() const { return resources_; }
   // "link 3->7", "nic 2.1 out", ...: a track name for traces.
   std::string resourceName(int id) const;
 
   // The resources a transfer from rank `from` to rank `to` crosses; error when the description
   // gives no path between them (e.g. instances without a network).
-  Result<Route> route(int from, int to) const;
+  Result<Path> route(int from, int to) const;
 
   // Bytes per µs of HBM traffic one rank's reductions and copies get.
   double hbmBytesPerUs() const { return hbmBytesPerUs_; }
@@ -75,12 +76,12 @@ class Fabric {
  private:
   int jobChip(int rank) const;
   int linkBetween(int fromChip, int toChip) const;  // -1 when not adjacent
-  Status torusRoute(int fromChip, int toChip, Route& r) const;
-  Status push(int resource, Route& r) const;
+  Status torusRoute(int fromChip, int toChip, Path& r) const;
+  Status push(int resource, Path& r) const;
   int add(ResourceKind kind, int a, int b, double gbps, double latencyUs);
 
-  topology::Topology topo_;
-  topology::Layout layout_;
+  Topology topo_;
+  Layout layout_;
   std::vector<Resource> resources_;
   // Per job chip: (neighbour chip, directed link resource) pairs, and its ports and DMA.
   std::vector<std::vector<std::pair<int, int>>> links_;
@@ -90,4 +91,4 @@ class Fabric {
   double hbmBytesPerUs_ = 0;
 };
 
-}  // namespace trnccl::sim
+}  // namespace trnccl::topology

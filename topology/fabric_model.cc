@@ -1,4 +1,4 @@
-#include "sim/fabric.h"
+#include "topology/fabric_model.h"
 
 #include <fmt/format.h>
 
@@ -6,26 +6,26 @@
 
 #include "topology/torus.h"
 
-namespace trnccl::sim {
+namespace trnccl::topology {
 namespace {
 
 constexpr double kBytesPerUsPerGbps = 1e3;  // 1 GB/s = 1e9 B/s = 1e3 B/µs
 
 // The signed number of steps from a to b around a ring of n, the short way (ties go forward).
 int ringSteps(int a, int b, int n) {
-  int fwd = topology::wrap(b - a, n);
+  int fwd = wrap(b - a, n);
   return fwd <= n - fwd ? fwd : fwd - n;
 }
 
 }  // namespace
 
-int Fabric::add(ResourceKind kind, int a, int b, double gbps, double latencyUs) {
+int FabricModel::add(ResourceKind kind, int a, int b, double gbps, double latencyUs) {
   resources_.push_back(Resource{kind, a, b, gbps * kBytesPerUsPerGbps, latencyUs});
   return static_cast<int>(resources_.size()) - 1;
 }
 
-Result<Fabric> Fabric::build(const topology::Topology& topo, const topology::Layout& layout) {
-  Fabric f;
+Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layout) {
+  FabricModel f;
   f.topo_ = topo;
   f.layout_ = layout;
   const int cpi = topo.chipsPerInstance;
@@ -33,18 +33,18 @@ Result<Fabric> Fabric::build(const topology::Topology& topo, const topology::Lay
   const int perCopy = topo.instances * cpi;  // job chips of one copy of the description
   f.links_.resize(chips);
   for (int jc = 0; jc < chips; ++jc) {
-    f.dma_.push_back(f.add(ResourceKind::kChipDma, jc, jc, topo.device.hbmBandwidthGbps,
-                           topology::kOnChipLatencyUs));
+    f.dma_.push_back(
+        f.add(ResourceKind::kChipDma, jc, jc, topo.device.hbmBandwidthGbps, kOnChipLatencyUs));
   }
-  if (topo.fabric.kind == topology::FabricKind::kSwitch) {
-    const topology::LinkSpec& port = topo.fabric.link;
+  if (topo.fabric.kind == FabricKind::kSwitch) {
+    const LinkSpec& port = topo.fabric.link;
     for (int jc = 0; jc < chips; ++jc) {
       f.portUp_.push_back(f.add(ResourceKind::kPortUp, jc, jc, port.bandwidthGbps, port.latencyUs));
       f.portDown_.push_back(f.add(ResourceKind::kPortDown, jc, jc, port.bandwidthGbps, 0));
     }
   }
   for (int base = 0; base < chips; base += perCopy) {
-    for (const topology::Link& l : topo.links) {
+    for (const Link& l : topo.links) {
       const int a = base + l.a, b = base + l.b;
       if (a >= chips || b >= chips) continue;  // a partly used last copy
       const double gbps = l.spec.bandwidthGbps, lat = l.spec.latencyUs;
@@ -67,7 +67,7 @@ Result<Fabric> Fabric::build(const topology::Topology& topo, const topology::Lay
   return f;
 }
 
-std::string Fabric::resourceName(int id) const {
+std::string FabricModel::resourceName(int id) const {
   const Resource& r = resources_.at(static_cast<size_t>(id));
   switch (r.kind) {
     case ResourceKind::kLink:
@@ -86,22 +86,22 @@ std::string Fabric::resourceName(int id) const {
   return "?";
 }
 
-int Fabric::jobChip(int rank) const {
-  const topology::RankPlace& p = layout_.place(rank);
+int FabricModel::jobChip(int rank) const {
+  const RankPlace& p = layout_.place(rank);
   return p.instance * topo_.chipsPerInstance + p.chip;
 }
 
-int Fabric::linkBetween(int fromChip, int toChip) const {
+int FabricModel::linkBetween(int fromChip, int toChip) const {
   for (const auto& [peer, res] : links_[fromChip]) {
     if (peer == toChip) return res;
   }
   return -1;
 }
 
-Status Fabric::push(int resource, Route& r) const {
-  if (r.count == Route::kMaxHops) {
+Status FabricModel::push(int resource, Path& r) const {
+  if (r.count == Path::kMaxHops) {
     return invalidArgument("{}: a route of more than {} hops is not modelled", topo_.name,
-                           Route::kMaxHops);
+                           Path::kMaxHops);
   }
   const Resource& res = resources_[static_cast<size_t>(resource)];
   r.hops[static_cast<size_t>(r.count++)] = resource;
@@ -111,7 +111,7 @@ Status Fabric::push(int resource, Route& r) const {
 }
 
 // Dimension order on the torus of one copy of the description: Z, then the row, then the column.
-Status Fabric::torusRoute(int fromChip, int toChip, Route& r) const {
+Status FabricModel::torusRoute(int fromChip, int toChip, Path& r) const {
   const int cpi = topo_.chipsPerInstance, rows = topo_.fabric.rows, cols = topo_.fabric.cols;
   const int perCopy = topo_.instances * cpi;
   const int base = fromChip / perCopy * perCopy;
@@ -121,22 +121,22 @@ Status Fabric::torusRoute(int fromChip, int toChip, Route& r) const {
   auto walk = [&](int& coord, int steps, int n) -> Status {
     for (int dir = steps > 0 ? 1 : -1; steps != 0; steps -= dir) {
       const int from = at();
-      coord = topology::wrap(coord + dir, n);
+      coord = wrap(coord + dir, n);
       const int link = linkBetween(from, at());
       if (link < 0) return internalError("no torus link from chip {} to chip {}", from, at());
       TRN_TRY(push(link, r));
     }
     return Status::ok();
   };
-  if (topo_.fabric.kind == topology::FabricKind::kTorus3d) {
+  if (topo_.fabric.kind == FabricKind::kTorus3d) {
     TRN_TRY(walk(z, ringSteps(z, z2, topo_.instances), topo_.instances));
   }
   TRN_TRY(walk(col, ringSteps(col, col2, cols), cols));
   return walk(row, ringSteps(row, row2, rows), rows);
 }
 
-Result<Route> Fabric::route(int from, int to) const {
-  Route r;
+Result<Path> FabricModel::route(int from, int to) const {
+  Path r;
   const int a = jobChip(from), b = jobChip(to);
   if (a == b) {
     TRN_TRY(push(dma_[a], r));
@@ -148,14 +148,14 @@ Result<Route> Fabric::route(int from, int to) const {
   }
   const int cpi = topo_.chipsPerInstance, perCopy = topo_.instances * cpi;
   const bool sameCopy = a / perCopy == b / perCopy, sameInstance = a / cpi == b / cpi;
-  const topology::FabricKind kind = topo_.fabric.kind;
-  if (sameCopy && kind == topology::FabricKind::kSwitch) {
+  const FabricKind kind = topo_.fabric.kind;
+  if (sameCopy && kind == FabricKind::kSwitch) {
     TRN_TRY(push(portUp_[a], r));
     TRN_TRY(push(portDown_[b], r));
     return r;
   }
-  if (sameCopy && (kind == topology::FabricKind::kTorus3d ||
-                   (kind == topology::FabricKind::kTorus2d && sameInstance))) {
+  if (sameCopy &&
+      (kind == FabricKind::kTorus3d || (kind == FabricKind::kTorus2d && sameInstance))) {
     TRN_TRY(torusRoute(a, b, r));
     return r;
   }
@@ -173,4 +173,4 @@ Result<Route> Fabric::route(int from, int to) const {
       from, a, to, b);
 }
 
-}  // namespace trnccl::sim
+}  // namespace trnccl::topology
