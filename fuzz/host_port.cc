@@ -4,17 +4,17 @@
 #include <cstdlib>
 #include <string>
 
-#include "bootstrap/bootstrap.h"
+#include "transports/net/address.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
-  auto parsed = trnccl::bootstrap::parseHostPort(text);
+  auto parsed = trnccl::transport::net::parseHostPort(text);
   if (!parsed) return 0;
   const auto& [host, port] = *parsed;
   if (host.empty() || host.size() > 255 || port == 0) std::abort();
   bool v6 = host.find(':') != std::string::npos;
   std::string again = (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  auto back = trnccl::bootstrap::parseHostPort(again);
+  auto back = trnccl::transport::net::parseHostPort(again);
   // Hosts with brackets inside cannot round-trip (and are not addresses); anything else must.
   bool brackets = host.find_first_of("[]") != std::string::npos;
   if (!brackets && (!back || back->first != host || back->second != port)) {

@@ -1,9 +1,12 @@
 // Fuzz target: the checks a receiver applies to what a peer wrote before it uses a byte of it —
-// the shm FIFO's records (transports/shm/record.h) and the TCP frame header
-// (transports/tcp/wire.h). Input: 32 bytes of record/frame, then 32 bytes of what the receiver
-// posted (tag, message bytes, bytes received so far / chunk offset, ring bytes / chunk bytes).
+// the shm FIFO's records (transports/shm/record.h), and the TCP frame header and handshake
+// (transports/tcp/wire.h, through the header check of transports/net/wire.h). Input: 32 bytes
+// of record/frame/handshake, then 32 bytes of what the receiver posted (tag, message bytes,
+// bytes received so far / chunk offset, ring bytes / chunk bytes).
 // Properties: an accepted shm data record covers 1..(left) bytes, fits the ring if inline and
-// its arena if an arena descriptor; an accepted header or frame is exactly the posted one.
+// its arena if an arena descriptor; an accepted header or frame is exactly the posted one, and
+// a frame at most kChunkBytes; a handshake passes the header check exactly when its magic and
+// version are the transport's.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +16,7 @@
 
 namespace shm = trnccl::transport::shm;
 namespace tcp = trnccl::transport::tcp;
+namespace net = trnccl::transport::net;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 64) return 0;
@@ -51,9 +55,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tcp::frameProblem(frame, posted[0], posted[1], posted[2], posted[3]).empty()) {
     if (frame.magic != tcp::kFrameMagic || frame.tag != posted[0] ||
         frame.messageBytes != posted[1] || frame.offset != posted[2] ||
-        frame.chunkBytes != posted[3]) {
+        frame.chunkBytes != posted[3] || frame.chunkBytes > tcp::kChunkBytes) {
       std::abort();
     }
+  }
+
+  tcp::Handshake hello;
+  std::memcpy(&hello, data, sizeof(hello));
+  bool ours = hello.magic == tcp::kHandshakeMagic && hello.version == tcp::kProtocolVersion;
+  if (net::checkHeader(tcp::kHandshakeProtocol, {hello.magic, hello.version, 0}, 0).ok() != ours) {
+    std::abort();
   }
   return 0;
 }

@@ -6,8 +6,8 @@ namespace trnccl::algorithms {
 namespace {
 
 constexpr char kName[] = "torus2d";
-// Rows are NeuronLinks; a column crosses the instances when the job spans several (each
-// instance's torus rows are rows of the grid), so it runs at the slowest link it crosses.
+// Rows of the torus are NeuronLinks; so are columns, unless the grid stacks the torus rows of
+// several instances, whose columns then cross the network (flatLink).
 using Torus2d = GridAlgorithm<kName, &Shape::torus, flatLink>;
 
 }  // namespace

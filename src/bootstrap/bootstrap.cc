@@ -16,6 +16,7 @@
 #include "bootstrap/socket.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/net/address.h"
 
 namespace trnccl::bootstrap {
 namespace {
@@ -71,16 +72,19 @@ Result<wire::Header> Bootstrap::Impl::receive(wire::Type expected, uint64_t maxL
   wire::HeaderBytes bytes;
   TRN_TRY(socket.read(bytes.data(), bytes.size(), op));
   wire::Header h = wire::decode(bytes);
-  if (h.protoMagic != wire::kProtoMagic || h.version != wire::kProtoVersion) {
+  bool error = h.type == wire::Type::kError;
+  transport::net::HeaderCheck check = wire::check(h, error ? wire::kMaxErrorBytes : maxLength);
+  if (!check.ok()) {
     return Status(Code::kRemoteError,
-                  fmt::format("bootstrap: the root sent a malformed frame while {}", op.what));
+                  fmt::format("bootstrap: the root sent a malformed frame ({}) while {}",
+                              check.problem, op.what));
   }
-  if (h.type == wire::Type::kError) {
-    std::string text(std::min(h.length, wire::kMaxErrorBytes), '\0');
+  if (error) {
+    std::string text(h.length, '\0');
     TRN_TRY(socket.read(text.data(), text.size(), op));
     return Status(codeFromWire(h.arg), text, h.rank);
   }
-  if (h.type != expected || h.length > maxLength) {
+  if (h.type != expected) {
     return Status(Code::kRemoteError,
                   fmt::format("bootstrap: unexpected frame (type {}, {} bytes) from the root "
                               "while {}",
@@ -121,7 +125,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const UniqueId& id, int ra
   impl->rank = rank;
   impl->nranks = nranks;
   impl->magic = id.magic;
-  impl->root = fmt::format("{}:{}", id.host, id.port);
+  impl->root = transport::net::nameOf({address, id.port});
   impl->timeout =
       std::chrono::milliseconds(env::getInt("TRNCCL_TIMEOUT_MS", kDefaultTimeout.count()));
   TRN_TRY(impl->socket.connect(tcp::endpoint(address, id.port),
@@ -201,8 +205,10 @@ Status Bootstrap::checkRoot() {
   wire::HeaderBytes bytes;
   std::memcpy(bytes.data(), buf.data(), bytes.size());
   wire::Header h = wire::decode(bytes);
-  if (h.protoMagic != wire::kProtoMagic || h.type != wire::Type::kError) return Status::ok();
-  size_t text = std::min<size_t>({h.length, wire::kMaxErrorBytes, n - wire::kHeaderBytes});
+  if (h.type != wire::Type::kError || !wire::check(h, wire::kMaxErrorBytes).ok()) {
+    return Status::ok();
+  }
+  size_t text = std::min<size_t>(h.length, n - wire::kHeaderBytes);
   std::string message(reinterpret_cast<const char*>(buf.data() + wire::kHeaderBytes), text);
   return impl_->fail(Status(codeFromWire(h.arg), message, h.rank));
 }

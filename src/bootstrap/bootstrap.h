@@ -34,16 +34,13 @@ struct UniqueId {
 
 // Creates a new id. With TRNCCL_COMM_ID=host:port set, returns the id every caller gets for that
 // address (magic derived from it) and starts no root. Otherwise binds a listener on this host
-// (TRNCCL_SOCKET_IFNAME-selected address, else the first non-loopback IPv4, else 127.0.0.1) on
-// an ephemeral port and starts the root service in the background. useCommIdEnv = false
+// (chooseBootstrapHost(): the interface TRNCCL_SOCKET_IFNAME selects, as for tcp) on an
+// ephemeral port and starts the root service in the background. useCommIdEnv = false
 // always makes a fresh id with its own root (communicator split needs one per new comm).
 Result<UniqueId> createUniqueId(bool useCommIdEnv = true);
 
 // Starts the root service for an id made from TRNCCL_COMM_ID, if this process has none for it.
 Status ensureRoot(const UniqueId& id);
-
-// Parses "host:port", "[v6addr]:port"; exposed for tests and fuzzing.
-Result<std::pair<std::string, uint16_t>> parseHostPort(const std::string& text);
 
 class Bootstrap : public transport::OobChannel {
  public:

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "transports/net/wire.h"
 
 namespace trnccl::bootstrap::wire {
 
@@ -74,6 +75,13 @@ inline Header decode(const HeaderBytes& in) {
   h.arg = static_cast<int32_t>(bytes::get<uint32_t>(&in[20]));
   h.length = bytes::get<uint64_t>(&in[24]);
   return h;
+}
+
+// The check every frame's header passes before anything else of it is read (magic, version,
+// a `length` of at most maxLength): transports/net/wire.h.
+inline constexpr transport::net::Protocol kProtocol{"bootstrap", kProtoMagic, kProtoVersion};
+inline transport::net::HeaderCheck check(const Header& h, uint64_t maxLength) {
+  return transport::net::checkHeader(kProtocol, {h.protoMagic, h.version, h.length}, maxLength);
 }
 
 inline void putU64(std::byte* at, uint64_t v) { bytes::put<uint64_t>(at, v); }

@@ -1,20 +1,16 @@
 #include "bootstrap/socket.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-#include <memory>
 #include <thread>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/net/interfaces.h"
 
 namespace trnccl::bootstrap {
 namespace {
@@ -131,45 +127,6 @@ void TimedSocket::abort() {
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
 
-bool matchInterface(std::string_view name, std::string_view spec) {
-  bool exclude = !spec.empty() && spec.front() == '^';
-  if (exclude) spec.remove_prefix(1);
-  bool exact = !spec.empty() && spec.front() == '=';
-  if (exact) spec.remove_prefix(1);
-  while (!spec.empty()) {
-    size_t comma = spec.find(',');
-    std::string_view token = spec.substr(0, comma);
-    if (!token.empty() && (exact ? name == token : name.substr(0, token.size()) == token)) {
-      return !exclude;
-    }
-    if (comma == std::string_view::npos) break;
-    spec.remove_prefix(comma + 1);
-  }
-  return exclude;
-}
-
-namespace {
-
-std::string numericAddress(const sockaddr* sa) {
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* raw =
-      sa->sa_family == AF_INET
-          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(sa)->sin_addr)
-          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
-  return inet_ntop(sa->sa_family, raw, text, sizeof(text)) != nullptr ? text : "";
-}
-
-bool usable(const ifaddrs* ifa) {
-  if (ifa->ifa_addr == nullptr || (ifa->ifa_flags & IFF_UP) == 0) return false;
-  if (ifa->ifa_addr->sa_family == AF_INET) return true;
-  if (ifa->ifa_addr->sa_family != AF_INET6) return false;
-  // Link-local IPv6 addresses need a scope id the unique id does not carry.
-  const auto* v6 = reinterpret_cast<const sockaddr_in6*>(ifa->ifa_addr);
-  return !IN6_IS_ADDR_LINKLOCAL(&v6->sin6_addr);
-}
-
-}  // namespace
-
 Result<std::string> chooseBootstrapHost() {
   std::string forced = env::getString("TRNCCL_BOOTSTRAP_HOST", "");
   if (!forced.empty()) {
@@ -180,26 +137,13 @@ Result<std::string> chooseBootstrapHost() {
                              forced);
     return forced;
   }
-  ifaddrs* raw = nullptr;
-  if (getifaddrs(&raw) != 0) {
-    TRN_WARN(kBoot, "bootstrap: getifaddrs failed ({}); using 127.0.0.1", errno);
-    return std::string("127.0.0.1");
+  Result<transport::net::Interface> chosen = transport::net::chooseInterface();
+  if (!chosen) {
+    return Status(chosen.status().code(),
+                  fmt::format("bootstrap: no address for the root: {}", chosen.status().message()));
   }
-  std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> list(raw, freeifaddrs);
-  std::string spec = env::getString("TRNCCL_SOCKET_IFNAME", "");
-  std::string firstV6;
-  for (const ifaddrs* ifa = list.get(); ifa != nullptr; ifa = ifa->ifa_next) {
-    if (!usable(ifa)) continue;
-    bool selected =
-        spec.empty() ? (ifa->ifa_flags & IFF_LOOPBACK) == 0 : matchInterface(ifa->ifa_name, spec);
-    if (!selected) continue;
-    if (ifa->ifa_addr->sa_family == AF_INET) return numericAddress(ifa->ifa_addr);
-    if (firstV6.empty() && !spec.empty()) firstV6 = numericAddress(ifa->ifa_addr);
-  }
-  if (!firstV6.empty()) return firstV6;
-  if (!spec.empty())
-    return invalidArgument("bootstrap: no interface matches TRNCCL_SOCKET_IFNAME={}", spec);
-  return std::string("127.0.0.1");
+  TRN_INFO(kBoot, "bootstrap: root address {} ({})", chosen->address.to_string(), chosen->name);
+  return chosen->address.to_string();
 }
 
 }  // namespace trnccl::bootstrap

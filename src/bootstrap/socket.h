@@ -1,5 +1,5 @@
 // Socket helpers of the bootstrap: a client socket whose every operation has a deadline and can
-// be aborted from another thread, and the choice of this host's bootstrap address.
+// be aborted from another thread, and the choice of the root's address.
 #pragma once
 
 #include <atomic>
@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
-#include <string_view>
 
 #include "common/status.h"
 #include "common/wait.h"
@@ -59,13 +58,9 @@ class TimedSocket {
   std::atomic<int> fd_{-1};  // published once connected, for abort()'s shutdown()
 };
 
-// Whether interface `name` is selected by a TRNCCL_SOCKET_IFNAME spec in NCCL's syntax:
-// "eth,ib" prefixes, "^docker,lo" excluded prefixes, "=eth0" exact names ("^=" both).
-bool matchInterface(std::string_view name, std::string_view spec);
-
-// The numeric address the root listens on: TRNCCL_BOOTSTRAP_HOST if set, else the first
-// address of a TRNCCL_SOCKET_IFNAME-selected interface, else the first non-loopback IPv4,
-// else 127.0.0.1.
+// The numeric address the root listens on: TRNCCL_BOOTSTRAP_HOST if set, else the address of
+// the interface TRNCCL_SOCKET_IFNAME / TRNCCL_SOCKET_FAMILY select, by the same rule as the
+// tcp transport's listeners (transports/net/interfaces.h).
 Result<std::string> chooseBootstrapHost();
 
 }  // namespace trnccl::bootstrap

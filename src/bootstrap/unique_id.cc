@@ -1,6 +1,5 @@
-// UniqueId encoding, address parsing, and creation of ids (with or without TRNCCL_COMM_ID).
+// UniqueId encoding, and creation of ids (with or without TRNCCL_COMM_ID).
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <cstring>
 #include <random>
 
@@ -10,9 +9,12 @@
 #include "bootstrap/socket.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/net/address.h"
 
 namespace trnccl::bootstrap {
 namespace {
+
+namespace net = transport::net;
 
 // Layout of the 128 bytes (little-endian):
 //   0 u32 kIdMarker | 4 u16 kIdVersion | 6 u8 flags | 7 u8 host length | 8 u64 magic
@@ -38,23 +40,6 @@ uint64_t randomMagic() {
   uint64_t magic = 0;
   while (magic == 0) magic = (static_cast<uint64_t>(rd()) << 32) | rd();
   return magic;
-}
-
-// Name resolution happens here (never in parseHostPort); prefers IPv4 like the rest.
-Result<std::string> resolveHost(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  if (!ec) return host;
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  auto results = resolver.resolve(host, "", ec);
-  if (ec || results.empty()) {
-    return invalidArgument("bootstrap: cannot resolve host '{}': {}", host, ec.message());
-  }
-  for (const auto& entry : results) {
-    if (entry.endpoint().address().is_v4()) return entry.endpoint().address().to_string();
-  }
-  return results.begin()->endpoint().address().to_string();
 }
 
 }  // namespace
@@ -103,49 +88,15 @@ Result<UniqueId> UniqueId::decode(const char in[128]) {
   return id;
 }
 
-Result<std::pair<std::string, uint16_t>> parseHostPort(const std::string& text) {
-  std::string host;
-  std::string portText;
-  if (!text.empty() && text.front() == '[') {
-    size_t close = text.find(']');
-    if (close == std::string::npos) return invalidArgument("bootstrap: '{}': missing ']'", text);
-    host = text.substr(1, close - 1);
-    if (close + 1 >= text.size() || text[close + 1] != ':') {
-      return invalidArgument("bootstrap: '{}': expected ':port' after ']'", text);
-    }
-    portText = text.substr(close + 2);
-  } else {
-    size_t colon = text.rfind(':');
-    if (colon == std::string::npos) {
-      return invalidArgument("bootstrap: '{}': expected host:port", text);
-    }
-    host = text.substr(0, colon);
-    portText = text.substr(colon + 1);
-    if (host.find(':') != std::string::npos) {
-      return invalidArgument("bootstrap: '{}': write IPv6 addresses as [addr]:port", text);
-    }
-  }
-  if (host.empty()) return invalidArgument("bootstrap: '{}': empty host", text);
-  if (host.size() > 255)
-    return invalidArgument("bootstrap: host of {} chars is too long", host.size());
-  bool digits = !portText.empty() && portText.size() <= 5 &&
-                portText.find_first_not_of("0123456789") == std::string::npos;
-  long port = digits ? std::stol(portText) : 0;
-  if (port < 1 || port > 65535) {
-    return invalidArgument("bootstrap: '{}': port '{}' is not in 1..65535", text, portText);
-  }
-  return std::make_pair(host, static_cast<uint16_t>(port));
-}
-
 Result<UniqueId> createUniqueId(bool useCommIdEnv) {
   std::string commId = useCommIdEnv ? env::getString("TRNCCL_COMM_ID", "") : "";
   if (!commId.empty()) {
-    auto hostPort = parseHostPort(commId);
+    auto hostPort = net::parseHostPort(commId);
     if (!hostPort) {
-      return invalidArgument("TRNCCL_COMM_ID: {}", hostPort.status().message());
+      return invalidArgument("bootstrap: TRNCCL_COMM_ID: {}", hostPort.status().message());
     }
-    auto host = resolveHost(hostPort->first);
-    if (!host) return host.status();
+    auto host = net::resolveHost(hostPort->first);
+    if (!host) return invalidArgument("bootstrap: TRNCCL_COMM_ID: {}", host.status().message());
     // Every process computes the same id from the same string; no root is started here.
     return UniqueId{.magic = fnv1a(commId.data(), commId.size()),
                     .host = *host,

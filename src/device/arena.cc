@@ -8,28 +8,10 @@
 #include <cstring>
 #include <string>
 
+#include "common/fd_guard.h"
 #include "common/log.h"
 
 namespace trnccl::device {
-namespace {
-
-// Closes the fd unless release()d: keeps create() leak-free on every error path.
-class FdGuard {
- public:
-  explicit FdGuard(int fd) : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-  int release() { return std::exchange(fd_, -1); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Arena>> Arena::create(int device, size_t capacity) {
   if (capacity < OffsetAllocator::kAlignment) {

@@ -14,6 +14,9 @@ using schedule::Primitive;
 constexpr double kUnknown = -1;  // a time not known yet (times are >= 0)
 constexpr uint32_t kNone = UINT32_MAX;
 
+// Steps that run on the rank alone, when their group begins.
+bool local(Primitive p) { return p == Primitive::kCopy || p == Primitive::kReduce; }
+
 // One message on a directed connection, from the first side that begins it until both sides
 // are done with it. One cache line: a large mesh round has millions in flight, each touched at
 // scattered moments.
@@ -110,7 +113,7 @@ class Engine {
   // somewhere else in memory: fetch those of a later step while this one is handled.
   static constexpr uint32_t kAhead = 16;
   void prefetchStep(const SimStep& st) const {
-    for (int32_t c : {st.sendConn, st.recvConn}) {
+    for (int32_t c : {st.sendConn, st.sendConn2, st.recvConn}) {
       if (c < 0) continue;
       __builtin_prefetch(&queues_[static_cast<size_t>(c)]);
       __builtin_prefetch(&conns_[static_cast<size_t>(c)]);
@@ -135,7 +138,9 @@ class Engine {
     } else {
       id = static_cast<int32_t>(msgs_.size());
       msgs_.emplace_back();
+      second_.push_back(-1);
     }
+    second_[static_cast<size_t>(id)] = -1;
     ++out_.messages;
     return id;
   }
@@ -198,6 +203,9 @@ class Engine {
   std::vector<RankState> ranks_;
   std::vector<Msg> msgs_;
   int32_t free_ = -1;
+  // Per message: a duplicated write's message to its second destination (-1: none), set on the
+  // message to the first.
+  std::vector<int32_t> second_;
   std::vector<Queue> queues_;    // per connection
   std::vector<Lane> lanes_;      // per fabric resource
   std::vector<double> stepEnd_;  // with a recorder only
@@ -217,21 +225,27 @@ void Engine::beginGroup(int rank, double now) {
   rs.pending = 1;  // held until every step of the group has begun
   for (uint32_t i = first; i <= last; ++i) {
     const SimStep& st = steps_[i];
-    rs.pending += (st.recvConn >= 0) + (st.sendConn >= 0) + (st.prim == Primitive::kCopy);
+    rs.pending += (st.recvConn >= 0) + (st.sendConn >= 0) + (st.sendConn2 >= 0) + local(st.prim);
   }
   for (uint32_t i = first; i <= last && error_.isOk(); ++i) {
     if (i + kAhead <= last) prefetchStep(steps_[i + kAhead]);
     if (i + kAhead / 2 <= last) prefetchHeads(steps_[i + kAhead / 2]);
     const SimStep& st = steps_[i];
-    if (st.prim == Primitive::kCopy) {
+    if (local(st.prim)) {  // a copy reads and writes each byte; a reduction reads two
+      const double passes = st.prim == Primitive::kCopy ? 2.0 : 3.0;
       const bool moves = st.flags & SimStep::kMovesData;
-      partDone(rank, i, now + (moves ? 2.0 * static_cast<double>(st.bytes) / hbm_ : 0));
+      partDone(rank, i, now + (moves ? passes * static_cast<double>(st.bytes) / hbm_ : 0));
       continue;
     }
-    int32_t out = -1;
+    int32_t out = -1, out2 = -1;
     if (st.sendConn >= 0) {
       out = post(st.sendConn, true, i, st.bytes);
       msgs_[static_cast<size_t>(out)].syncSend = st.flags & SimStep::kSyncSend;
+    }
+    if (st.sendConn2 >= 0) {
+      out2 = post(st.sendConn2, true, i, st.bytes);
+      msgs_[static_cast<size_t>(out2)].syncSend = st.flags & SimStep::kSyncSend;
+      second_[static_cast<size_t>(out)] = out2;
     }
     if (st.recvConn >= 0) {
       const int32_t in = post(st.recvConn, false, i, st.bytes);
@@ -246,8 +260,11 @@ void Engine::beginGroup(int rank, double now) {
       }
     }
     if (st.prim == Primitive::kSend) {
-      msgs_[static_cast<size_t>(out)].sendReady = now;
-      tryStart(out, now);
+      for (int32_t o : {out, out2}) {
+        if (o < 0) continue;
+        msgs_[static_cast<size_t>(o)].sendReady = now;
+        tryStart(o, now);
+      }
     }
   }
   partDone(rank, kNone, now);
@@ -310,11 +327,12 @@ void Engine::received(int32_t id) {
   }
   partDone(c.to, m.recvStep, done);
   if (m.syncSend) partDone(c.from, m.sendStep, done);
-  if (m.forward >= 0) {
-    Msg& out = msgs_[static_cast<size_t>(m.forward)];
+  // The forward, and a duplicated write's second one, stream the same pieces.
+  for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
+    Msg& out = msgs_[static_cast<size_t>(f)];
     const Connection& oc = conns_[static_cast<size_t>(out.conn)];
     out.bound = done + std::min(static_cast<double>(out.bytes), piece) / oc.route.bytesPerUs;
-    push(forwardable, static_cast<uint32_t>(m.forward), kForward);
+    push(forwardable, static_cast<uint32_t>(f), kForward);
   }
   freeMsg(id);
 }

@@ -1,5 +1,5 @@
 // The discrete-event engine: runs every rank's compiled schedule (program.h) on the fabric
-// (fabric.h) with the executor's dependency rules (src/schedule/executor.cc):
+// (topology/fabric_model.h) with the executor's dependency rules (src/schedule/executor.cc):
 //   - a rank runs its groups in order; the steps of a group begin together, and the group is
 //     over when each of its steps received everything and handed everything to the transport;
 //   - messages on a directed connection match in the order each side begins them;
@@ -12,7 +12,10 @@
 //     bytes / its bandwidth: a hop is asked for once the data reaches it (the previous hop
 //     started), and cannot finish before the previous hop; the data reaches the receiver the
 //     summed latency after the last hop. A reduction runs at the rank's share of HBM
-//     bandwidth, streaming with its input.
+//     bandwidth, streaming with its input;
+//   - a duplicated write (Step::sendPeer2) sends the same pieces to both peers, one transfer
+//     each; local copies and reductions (kCopy, kReduce) run at HBM bandwidth when their group
+//     begins.
 // Times are microseconds from the call's start; every rank starts at 0.
 #pragma once
 

@@ -111,7 +111,9 @@ Status Program::add(int rank, const schedule::Schedule& s) {
     if (!st.withNext) out.flags |= SimStep::kLastOfGroup;
     if (reduces(st.prim)) out.flags |= SimStep::kReduces;
     if (st.syncSend) out.flags |= SimStep::kSyncSend;
-    if (st.prim == Primitive::kCopy && st.src != st.dst) out.flags |= SimStep::kMovesData;
+    if ((st.prim == Primitive::kCopy && st.src != st.dst) || st.prim == Primitive::kReduce) {
+      out.flags |= SimStep::kMovesData;
+    }
     const size_t index = static_cast<size_t>(&st - s.steps().data());
     if (schedule::receives(st.prim)) {
       TRN_TRY(checkPeer(rank, st.recvPeer, nranks(), index, st.prim));
@@ -124,6 +126,12 @@ Status Program::add(int rank, const schedule::Schedule& s) {
       auto c = connection(rank, st.sendPeer);
       if (!c) return c.status();
       out.sendConn = *c;
+      if (st.sendPeer2 >= 0) {
+        TRN_TRY(checkPeer(rank, st.sendPeer2, nranks(), index, st.prim));
+        auto c2 = connection(rank, st.sendPeer2);
+        if (!c2) return c2.status();
+        out.sendConn2 = *c2;
+      }
     }
     steps_.push_back(out);
   }

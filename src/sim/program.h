@@ -23,11 +23,12 @@ struct SimStep {
     kLastOfGroup = 1,  // the next step starts a new group
     kReduces = 2,      // combines what it receives with a local operand
     kSyncSend = 4,     // over only once the peer received it
-    kMovesData = 8,    // a copy whose source and destination differ
+    kMovesData = 8,    // a local copy whose source and destination differ, or a local reduction
   };
   uint64_t bytes = 0;
-  int32_t recvConn = -1;  // connection it receives on, -1 if none
-  int32_t sendConn = -1;  // connection it sends on, -1 if none
+  int32_t recvConn = -1;   // connection it receives on, -1 if none
+  int32_t sendConn = -1;   // connection it sends on, -1 if none
+  int32_t sendConn2 = -1;  // a duplicated write's second destination, -1 if none
   schedule::Primitive prim = schedule::Primitive::kCopy;
   uint8_t flags = 0;
 };

@@ -13,7 +13,11 @@ constexpr size_t kNotArrived = SIZE_MAX;
 
 }  // namespace
 
-Channel::Channel(Endpoint& endpoint, ChannelConfig config) : endpoint_(endpoint), config_(config) {
+Channel::Channel(Endpoint& endpoint, ChannelConfig config)
+    : endpoint_(endpoint),
+      config_(config),
+      send_("ofi", MessageState::Direction::kSend, config.peer),
+      recv_("ofi", MessageState::Direction::kRecv, config.peer) {
   auto init = [this](Op& op, OpKind kind, uint32_t index) {
     op.channel = this;
     op.kind = kind;
@@ -45,16 +49,7 @@ Status Channel::start() {
 
 Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
-  if (sendTaken_ != sendBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("ofi: beginSend to rank {} while {} bytes of the previous message "
-                              "were not taken",
-                              config_.peer, sendBytes_ - sendTaken_),
-                  config_.peer);
-  }
-  sendTag_ = tag;
-  sendBytes_ = bytes;
-  sendTaken_ = 0;
+  TRN_TRY(send_.begin(tag, bytes));
   headerPending_ = bytes != 0;
   return Status::ok();
 }
@@ -63,8 +58,8 @@ Status Channel::postHeader() {
   if (headerSeq_ - headersDone_ >= kSendHeaders) return Status::ok();  // still pending
   auto index = static_cast<uint32_t>(headerSeq_ % kSendHeaders);
   Header header;
-  header.tag = sendTag_;
-  header.bytes = sendBytes_;
+  header.tag = send_.tag();
+  header.bytes = send_.bytes();
   std::memcpy(headerMemory(index), &header, kHeaderBytes);
   Op& op = headerOps_[index];
   op.buffer = headerMemory(index);
@@ -117,7 +112,7 @@ size_t Channel::reserve(size_t want, size_t& got) {
 
 Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   TRN_TRY(error_);
-  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  size_t offered = send_.clamp(bytes);
   if (offered == 0) return size_t{0};
   if (headerPending_) {
     TRN_TRY(postHeader());
@@ -125,7 +120,6 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   }
   TRN_TRY(ensureSendRing());
   const auto* from = static_cast<const std::byte*>(src);
-  testing::Counters& counters = testing::counters();
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
     size_t want = std::min(offered - taken, config_.pieceBytes);
@@ -141,15 +135,15 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
       op.buffer = ring_.data() + offset;
       op.desc = ring_.desc();
     }
-    (*zeroCopy ? counters.zeroCopyPieces : counters.copiedPieces)
-        .fetch_add(1, std::memory_order_relaxed);
+    testing::counters().add(*zeroCopy ? testing::Event::kZeroCopyPieces
+                                      : testing::Event::kCopiedPieces);
     op.bytes = got;
     op.address = config_.address;
     op.tag = wireTag(false, config_.self, pieceSeq_);
     pieces_[index].done = false;
     ++pieceSeq_;
     taken += got;
-    sendTaken_ += got;
+    send_.advance(got);
     Status posted = endpoint_.post(op);
     if (!posted) {
       releaseRegistration(pieces_[index]);  // never posted: no completion will unpin it
@@ -184,10 +178,10 @@ void Channel::releaseRegistration(Piece& piece) {
 
 Result<bool> Channel::sendDone() {
   TRN_TRY(error_);
-  if (headerPending_ && sendTaken_ == sendBytes_) TRN_TRY(postHeader());
+  if (headerPending_ && send_.complete()) TRN_TRY(postHeader());
   // Done means completed: zero-copy pieces read the source until then, and with manual
   // progress nothing leaves this rank unless it keeps polling.
-  return sendTaken_ == sendBytes_ && !headerPending_ && !sending();
+  return send_.complete() && !headerPending_ && !sending();
 }
 
 bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ < pieceSeq_; }
@@ -230,16 +224,7 @@ Status Channel::ensureRecvSlots() {
 
 Status Channel::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
-  if (recvGot_ != recvBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("ofi: beginRecv from rank {} while {} bytes of the previous "
-                              "message were not received",
-                              config_.peer, recvBytes_ - recvGot_),
-                  config_.peer);
-  }
-  recvTag_ = tag;
-  recvBytes_ = bytes;
-  recvGot_ = 0;
+  TRN_TRY(recv_.begin(tag, bytes));
   headerChecked_ = bytes == 0;
   if (bytes != 0) TRN_TRY(ensureRecvSlots());
   return Status::ok();
@@ -255,14 +240,14 @@ Status Channel::checkHeader() {
     return Status(Code::kInternalError,
                   fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
                               "(expected tag {:#x} and {} bytes)",
-                              config_.peer, arrived, header.magic, recvTag_, recvBytes_),
+                              config_.peer, arrived, header.magic, recv_.tag(), recv_.bytes()),
                   config_.peer);
   }
-  if (header.tag != recvTag_ || header.bytes != recvBytes_) {
+  if (header.tag != recv_.tag() || header.bytes != recv_.bytes()) {
     return Status(Code::kInternalError,
                   fmt::format("ofi: message from rank {} has tag {:#x} and {} bytes, expected "
                               "tag {:#x} and {} bytes",
-                              config_.peer, header.tag, header.bytes, recvTag_, recvBytes_),
+                              config_.peer, header.tag, header.bytes, recv_.tag(), recv_.bytes()),
                   config_.peer);
   }
   headerChecked_ = true;
@@ -277,21 +262,21 @@ Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
     if (!headerChecked_) return size_t{0};
   }
   size_t handed = 0;
-  while (recvGot_ < recvBytes_ && handed < max) {
+  while (!recv_.complete() && handed < max) {
     auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
     size_t arrived = slotBytes_[slot];
     if (arrived == kNotArrived) break;
-    if (slotConsumed_ == 0 && (arrived == 0 || arrived > recvBytes_ - recvGot_)) {
+    if (slotConsumed_ == 0 && (arrived == 0 || arrived > recv_.left())) {
       return Status(Code::kInternalError,
                     fmt::format("ofi: piece of {} bytes from rank {} in message tag {:#x} of {} "
                                 "bytes, of which {} are left",
-                                arrived, config_.peer, recvTag_, recvBytes_, recvBytes_ - recvGot_),
+                                arrived, config_.peer, recv_.tag(), recv_.bytes(), recv_.left()),
                     config_.peer);
     }
     size_t n = std::min(arrived - slotConsumed_, max - handed);
-    consume(recvGot_, slots_.data() + size_t{slot} * config_.pieceBytes + slotConsumed_, n);
+    consume(recv_.moved(), slots_.data() + size_t{slot} * config_.pieceBytes + slotConsumed_, n);
     slotConsumed_ += n;
-    recvGot_ += n;
+    recv_.advance(n);
     handed += n;
     if (slotConsumed_ == arrived) {
       slotConsumed_ = 0;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "transports/core/message.h"
 #include "transports/core/transport.h"
 #include "transports/ofi/buffer.h"
 #include "transports/ofi/endpoint.h"
@@ -98,9 +99,7 @@ class Channel {
   RegisteredBuffer headers_;  // kSendHeaders outgoing, then kRecvHeaders incoming
 
   // Sending.
-  uint64_t sendTag_ = 0;
-  uint64_t sendBytes_ = 0;
-  uint64_t sendTaken_ = 0;
+  MessageState send_;
   bool headerPending_ = false;
   uint64_t headerSeq_ = 0;  // headers sent, ever
   uint64_t headersDone_ = 0;
@@ -115,9 +114,7 @@ class Channel {
   std::array<Op, kMaxPieces> pieceOps_{};
 
   // Receiving.
-  uint64_t recvTag_ = 0;
-  uint64_t recvBytes_ = 0;
-  uint64_t recvGot_ = 0;
+  MessageState recv_;
   bool headerChecked_ = true;
   uint64_t recvHeaderSeq_ = 0;  // next header expected
   std::array<Op, kRecvHeaders> recvHeaderOps_{};

@@ -9,23 +9,14 @@
 
 namespace trnccl::transport::ofi {
 
-namespace testing {
-
-Counters& counters() {
-  static Counters c;
-  return c;
-}
-
-}  // namespace testing
-
 MrCache::MrCache(fid_domain* domain, MemoryLocator locate)
     : domain_(domain), locate_(std::move(locate)) {}
 
 MrCache::~MrCache() {
   // The entries close as entries_ is destroyed. Pins left by sends that never completed do
   // not matter any more: the endpoint, the only user of the descriptors, closed first.
-  testing::counters().liveRegistrations.fetch_sub(static_cast<int64_t>(entries_.size()),
-                                                  std::memory_order_relaxed);
+  testing::counters().add(testing::Event::kLiveRegistrations,
+                          -static_cast<int64_t>(entries_.size()));
 }
 
 Result<MrCache::Lease> MrCache::descriptor(const void* buf, size_t len) {
@@ -41,7 +32,7 @@ Result<MrCache::Lease> MrCache::descriptor(const void* buf, size_t len) {
     if (it->begin <= begin && end <= it->end) {
       entries_.splice(entries_.begin(), entries_, it);  // now the most recently used
       entry = &entries_.front();
-      testing::counters().cacheHits.fetch_add(1, std::memory_order_relaxed);
+      testing::counters().add(testing::Event::kCacheHits);
       break;
     }
   }
@@ -83,9 +74,8 @@ Result<MrCache::Entry*> MrCache::add(std::byte* begin, std::byte* end) {
   entry.end = end;
   entry.mr.reset(mr);
   entry.desc = fi_mr_desc(mr);
-  testing::Counters& counters = testing::counters();
-  counters.registrations.fetch_add(1, std::memory_order_relaxed);
-  counters.liveRegistrations.fetch_add(1, std::memory_order_relaxed);
+  testing::counters().add(testing::Event::kRegistrations);
+  testing::counters().add(testing::Event::kLiveRegistrations);
   TRN_TRACE(kNet, "ofi: registered device memory [{}, +{}) ({} cached)", static_cast<void*>(begin),
             bytes, entries_.size());
   return &entry;
@@ -96,9 +86,8 @@ bool MrCache::evictOne() {
     --it;  // from the least recently used
     if (it->pins != 0) continue;
     entries_.erase(it);  // closes the registration
-    testing::Counters& counters = testing::counters();
-    counters.evictions.fetch_add(1, std::memory_order_relaxed);
-    counters.liveRegistrations.fetch_sub(1, std::memory_order_relaxed);
+    testing::counters().add(testing::Event::kEvictions);
+    testing::counters().add(testing::Event::kLiveRegistrations, -1);
     return true;
   }
   return false;

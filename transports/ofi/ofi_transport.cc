@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
-#include <set>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/core/setup.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/endpoint.h"
 #include "transports/ofi/ofi_connection.h"
@@ -31,33 +31,6 @@ struct NameBlob {
   std::array<char, 240> name{};
 };
 static_assert(sizeof(NameBlob) == 256);
-
-template <typename T>
-Result<std::vector<T>> exchange(SetupContext& ctx, const T& mine) {
-  Result<std::vector<std::byte>> all =
-      ctx.oob->allGather(std::as_bytes(std::span<const T>(&mine, 1)));
-  if (!all) return all.status();
-  if (all->size() != sizeof(T) * static_cast<size_t>(ctx.nranks)) {
-    return internalError("ofi: oob allGather returned {} bytes, expected {} x {}", all->size(),
-                         ctx.nranks, sizeof(T));
-  }
-  std::vector<T> out(static_cast<size_t>(ctx.nranks));
-  std::memcpy(out.data(), all->data(), all->size());
-  return out;
-}
-
-// This rank's error if it had one, else one naming the first rank that failed.
-Status firstFailure(const Status& local, const std::vector<int32_t>& ok, const char* step) {
-  if (!local) return local;
-  for (size_t r = 0; r < ok.size(); ++r) {
-    if (!ok[r]) {
-      int rank = static_cast<int>(r);
-      return Status(Code::kRemoteError,
-                    fmt::format("ofi: rank {} failed to {}; see its error", rank, step), rank);
-    }
-  }
-  return Status::ok();
-}
 
 size_t envBytes(const char* name, int64_t fallback) {
   int64_t value = env::getInt(name, fallback);
@@ -87,19 +60,9 @@ class Setup {
 };
 
 Status Setup::validate() const {
-  if (ctx_.bell == nullptr || ctx_.peers.size() != static_cast<size_t>(ctx_.nranks)) {
-    return invalidArgument("ofi: setup context without a doorbell or with {} peers for {} ranks",
-                           ctx_.peers.size(), ctx_.nranks);
-  }
+  TRN_TRY(checkSetup(ctx_, peers_, "ofi"));
   if (ctx_.nranks > kMaxRanks) {
     return invalidArgument("ofi: {} ranks; the tag layout allows {}", ctx_.nranks, kMaxRanks);
-  }
-  std::set<int> seen;
-  for (int peer : peers_) {
-    if (peer < 0 || peer >= ctx_.nranks || peer == ctx_.rank || !seen.insert(peer).second) {
-      return invalidArgument("ofi: rank {} cannot connect to rank {} (of {}, duplicate or self?)",
-                             ctx_.rank, peer, ctx_.nranks);
-    }
   }
   return Status::ok();
 }
@@ -162,8 +125,8 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
 }
 
 Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
-  if (ctx_.oob == nullptr) return invalidArgument("ofi: setup context without an oob channel");
   Status local = validate();
+  if (ctx_.oob == nullptr) return local;  // cannot tell the other ranks
   if (local) local = open();
   NameBlob mine;
   if (local && endpoint_) {
@@ -180,16 +143,12 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
     }
   }
   mine.ok = local.isOk();
-  Result<std::vector<NameBlob>> blobs = exchange(ctx_, mine);
+  Result<std::vector<NameBlob>> blobs = exchange(ctx_, mine, "ofi");
   if (!blobs) return blobs.status();
-  std::vector<int32_t> ok;
-  for (const NameBlob& blob : *blobs) ok.push_back(blob.ok);
-  TRN_TRY(firstFailure(local, ok, "open its libfabric endpoint"));
+  TRN_TRY(firstFailure(local, *blobs, "ofi", "open its libfabric endpoint"));
 
   if (endpoint_) local = connectPeers(*blobs);
-  Result<std::vector<int32_t>> connected = exchange(ctx_, int32_t{local.isOk()});
-  if (!connected) return connected.status();
-  TRN_TRY(firstFailure(local, *connected, "connect its libfabric peers"));
+  TRN_TRY(agree(ctx_, local, "ofi", "connect its libfabric peers"));
 
   std::vector<std::unique_ptr<Connection>> connections;
   for (Channel* channel : channels_) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 
+#include "common/fd_guard.h"
 #include "common/log.h"
 #include "transports/shm/testing.h"
 
@@ -20,21 +21,6 @@ namespace {
 constexpr size_t kPage = 4096;
 
 size_t roundUp(size_t value, size_t to) { return (value + to - 1) / to * to; }
-
-// Closes an fd on scope exit unless released.
-class FdGuard {
- public:
-  explicit FdGuard(int fd) : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 Result<std::byte*> mapShared(int fd, size_t bytes, const std::string& name) {
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -78,29 +64,28 @@ Result<std::shared_ptr<Segment>> Segment::create(const std::string& name, uint64
   if (bytes == 0) {
     return invalidArgument("shm: {} FIFOs of {} bytes overflow a segment size", slots, fifoBytes);
   }
-  int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  FdGuard fd(::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+  if (!fd) {
     return systemError("shm: cannot create {}: {}{}", name, std::strerror(errno),
                        errno == EEXIST ? " (left over from a job with the same id?)" : "");
   }
-  FdGuard guard(fd);
   // From here on the name exists: the Segment (or this failure path) must unlink it.
   auto fail = [&](Status status) {
     ::shm_unlink(name.c_str());
     return status;
   };
   // The umask may have narrowed the mode further; 0600 is what peers of the same user need.
-  if (::fchmod(fd, 0600) != 0) {
+  if (::fchmod(fd.get(), 0600) != 0) {
     return fail(systemError("shm: cannot chmod {}: {}", name, std::strerror(errno)));
   }
   // Reserve every page now: a tmpfs out of space then fails here, not as SIGBUS on first touch.
-  if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+  if (int err = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(bytes)); err != 0) {
     return fail(
         systemError("shm: cannot allocate {} bytes for {}: {}", bytes, name, std::strerror(err)));
   }
-  Result<std::byte*> base = mapShared(fd, bytes, name);
+  Result<std::byte*> base = mapShared(fd.get(), bytes, name);
   if (!base) return fail(base.status());
-  std::shared_ptr<Segment> segment(new Segment(name, guard.release(), *base, bytes, true));
+  std::shared_ptr<Segment> segment(new Segment(name, std::move(fd), *base, bytes, true));
   touchPages(*base, bytes);  // nobody else knows the segment yet
 
   auto* header = new (*base) SegmentHeader();
@@ -122,24 +107,24 @@ Result<std::shared_ptr<Segment>> Segment::create(const std::string& name, uint64
 
 Result<std::shared_ptr<Segment>> Segment::open(const std::string& name, uint64_t commHash,
                                                int ownerRank) {
-  int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) {
+  FdGuard fd(::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0));
+  if (!fd) {
     return Status(Code::kSystemError,
                   fmt::format("shm: cannot open rank {}'s segment {}: {}", ownerRank, name,
                               std::strerror(errno)),
                   ownerRank);
   }
-  FdGuard guard(fd);
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) < SegmentLayout::ctrlOffset()) {
+  if (::fstat(fd.get(), &st) != 0 ||
+      static_cast<size_t>(st.st_size) < SegmentLayout::ctrlOffset()) {
     return internalError("shm: segment {} of rank {} is too small ({} bytes)", name, ownerRank,
                          st.st_size);
   }
   size_t bytes = static_cast<size_t>(st.st_size);
-  Result<std::byte*> base = mapShared(fd, bytes, name);
+  Result<std::byte*> base = mapShared(fd.get(), bytes, name);
   if (!base) return base.status();
-  // Owns the mapping from here; the fd is not needed once mapped.
-  std::shared_ptr<Segment> segment(new Segment(name, -1, *base, bytes, false));
+  // Owns the mapping from here; the fd is not needed once mapped (closed on return).
+  std::shared_ptr<Segment> segment(new Segment(name, FdGuard(), *base, bytes, false));
   const SegmentHeader* header = segment->header();
   SegmentLayout layout{header->slots, header->fifoBytes};
   if (header->magic != kSegmentMagic || header->version != kSegmentVersion ||
@@ -169,10 +154,7 @@ Status Segment::unlink() {
   return Status::ok();
 }
 
-void Segment::closeFd() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
+void Segment::closeFd() { fd_.reset(); }
 
 FifoCtrl* Segment::ctrl(uint32_t slot) const {
   return reinterpret_cast<FifoCtrl*>(base_ + SegmentLayout::ctrlOffset() +
@@ -199,11 +181,6 @@ SegmentHook& hook() {
   return h;
 }
 }  // namespace
-
-Counters& counters() {
-  static Counters c;
-  return c;
-}
 
 void setSegmentCreatedHook(SegmentHook h) {
   std::lock_guard lock(hookMutex);

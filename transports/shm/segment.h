@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "common/fd_guard.h"
 #include "common/status.h"
 #include "common/wait.h"
 
@@ -94,7 +95,7 @@ class Segment {
   Status unlink();
   // Closes the descriptor; the mapping stays valid.
   void closeFd();
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   const std::string& name() const { return name_; }
 
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
@@ -106,11 +107,11 @@ class Segment {
   int slotOf(int rank) const;
 
  private:
-  Segment(std::string name, int fd, std::byte* base, size_t bytes, bool owned)
-      : name_(std::move(name)), fd_(fd), base_(base), bytes_(bytes), linked_(owned) {}
+  Segment(std::string name, FdGuard fd, std::byte* base, size_t bytes, bool owned)
+      : name_(std::move(name)), fd_(std::move(fd)), base_(base), bytes_(bytes), linked_(owned) {}
 
   std::string name_;
-  int fd_ = -1;
+  FdGuard fd_;
   std::byte* base_ = nullptr;
   size_t bytes_ = 0;
   bool linked_ = false;  // we created the name and have not unlinked it yet

@@ -29,12 +29,11 @@ int openPidfd(pid_t pid) {
 }
 
 void countRecord(RecordKind kind) {
-  testing::Counters& counters = testing::counters();
-  std::atomic<uint64_t>& counter = kind == RecordKind::kInline    ? counters.inlineRecords
-                                   : kind == RecordKind::kPointer ? counters.pointerDescriptors
-                                   : kind == RecordKind::kArena   ? counters.arenaDescriptors
-                                                                  : counters.cmaDescriptors;
-  counter.fetch_add(1, std::memory_order_relaxed);
+  using testing::Event;
+  testing::counters().add(kind == RecordKind::kInline    ? Event::kInlineRecords
+                          : kind == RecordKind::kPointer ? Event::kPointerDescriptors
+                          : kind == RecordKind::kArena   ? Event::kArenaDescriptors
+                                                         : Event::kCmaDescriptors);
 }
 
 }  // namespace
@@ -42,6 +41,8 @@ void countRecord(RecordKind kind) {
 ShmConnection::ShmConnection(PeerLink link)
     : link_(std::move(link)),
       peerBell_(&link_.remote->header()->bell),
+      send_("shm", MessageState::Direction::kSend, link_.peer),
+      recv_("shm", MessageState::Direction::kRecv, link_.peer),
       outCtrl_(link_.remote->ctrl(link_.outSlot)),
       outData_(link_.remote->data(link_.outSlot)),
       outCap_(link_.remote->fifoBytes()),
@@ -50,14 +51,10 @@ ShmConnection::ShmConnection(PeerLink link)
       inCap_(link_.own->fifoBytes()),
       outSync_(link_.own->header()->commHash, link_.peer, link_.outSlot),
       inSync_(link_.own->header()->commHash, link_.self, link_.inSlot) {
-  if (!link_.sameProcess) pidfd_ = openPidfd(link_.peerPid);
+  if (!link_.sameProcess) pidfd_.reset(openPidfd(link_.peerPid));
   // Only this rank writes its outbound FIFO, and it has published nothing yet. (The inbound
   // one was touched when this rank created its segment.)
   touchPages(outData_, outCap_);
-}
-
-ShmConnection::~ShmConnection() {
-  if (pidfd_ >= 0) ::close(pidfd_);
 }
 
 const char* ShmConnection::sendMode() const {
@@ -74,16 +71,7 @@ const char* ShmConnection::sendMode() const {
 // ---- sending ----
 
 Status ShmConnection::beginSend(uint64_t tag, size_t bytes) {
-  if (sendTaken_ != sendBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("shm: beginSend to rank {} while {} bytes of the previous message "
-                              "were not taken",
-                              link_.peer, sendBytes_ - sendTaken_),
-                  link_.peer);
-  }
-  sendTag_ = tag;
-  sendBytes_ = bytes;
-  sendTaken_ = 0;
+  TRN_TRY(send_.begin(tag, bytes));
   beginPending_ = bytes != 0;
   return Status::ok();
 }
@@ -133,7 +121,7 @@ void ShmConnection::publishHead() {
 }
 
 Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
-  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  size_t offered = send_.clamp(bytes);
   if (offered == 0) return size_t{0};
   uint64_t tail = outCtrl_->tail.load(std::memory_order_acquire);
   outSync_.acquired();
@@ -155,8 +143,8 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   if (beginPending_) {
     Record begin;
     begin.kind = static_cast<uint32_t>(RecordKind::kBegin);
-    begin.bytes = sendBytes_;
-    begin.a = sendTag_;
+    begin.bytes = send_.bytes();
+    begin.a = send_.tag();
     writeRecord(begin);
     beginPending_ = false;
   }
@@ -168,12 +156,12 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
     head_ += roundUp(taken, kRecordBytes);
   }
   publishHead();
-  sendTaken_ += taken;
+  send_.advance(taken);
   return taken;
 }
 
 Result<bool> ShmConnection::sendDone() {
-  if (sendTaken_ != sendBytes_) return false;
+  if (!send_.complete()) return false;
   // Descriptors point into the caller's buffer: done only once the peer has read them all.
   bool acked = outCtrl_->ack.load(std::memory_order_acquire) >= issued_;
   outSync_.acquired();
@@ -183,16 +171,7 @@ Result<bool> ShmConnection::sendDone() {
 // ---- receiving ----
 
 Status ShmConnection::beginRecv(uint64_t tag, size_t bytes) {
-  if (recvGot_ != recvBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("shm: beginRecv from rank {} while {} bytes of the previous "
-                              "message were not received",
-                              link_.peer, recvBytes_ - recvGot_),
-                  link_.peer);
-  }
-  recvTag_ = tag;
-  recvBytes_ = bytes;
-  recvGot_ = 0;
+  TRN_TRY(recv_.begin(tag, bytes));
   headerSeen_ = bytes == 0;
   return Status::ok();
 }
@@ -268,18 +247,18 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
   if (cur_.kind == RecordKind::kInline) {
     size_t offset = tail_ % inCap_;
     size_t first = std::min<size_t>(n, inCap_ - offset);
-    consume(recvGot_, inData_ + offset, first);
-    if (n > first) consume(recvGot_ + first, inData_, n - first);
+    consume(recv_.moved(), inData_ + offset, first);
+    if (n > first) consume(recv_.moved() + first, inData_, n - first);
     tail_ += n;
   } else {
     if (cur_.kind == RecordKind::kCma) n = std::min(n, kScratchBytes);
     Result<const std::byte*> bytes = descriptorBytes(n);
     if (!bytes) return bytes.status();
-    consume(recvGot_, *bytes, n);
+    consume(recv_.moved(), *bytes, n);
   }
   cur_.remaining -= n;
   cur_.consumed += n;
-  recvGot_ += n;
+  recv_.advance(n);
   if (cur_.remaining == 0) {
     countRecord(cur_.kind);
     if (cur_.kind == RecordKind::kInline) {
@@ -294,7 +273,7 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
 
 Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
   size_t handed = 0;
-  while (recvGot_ < recvBytes_ && handed < max) {
+  while (!recv_.complete() && handed < max) {
     if (cur_.remaining == 0) {
       Result<bool> read = nextRecord();
       if (!read) return read.status();
@@ -311,8 +290,8 @@ Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
 Status ShmConnection::checkPeer() {
   if (link_.sameProcess) return Status::ok();
   bool gone = false;
-  if (pidfd_ >= 0) {
-    pollfd pfd{pidfd_, POLLIN, 0};
+  if (pidfd_) {
+    pollfd pfd{pidfd_.get(), POLLIN, 0};
     gone = ::poll(&pfd, 1, 0) > 0;
   } else {
     gone = ::kill(link_.peerPid, 0) == -1 && errno == ESRCH;

@@ -23,6 +23,8 @@
 #include <memory>
 #include <vector>
 
+#include "common/fd_guard.h"
+#include "transports/core/message.h"
 #include "transports/core/transport.h"
 #include "transports/shm/record.h"
 #include "transports/shm/segment.h"
@@ -50,7 +52,6 @@ struct PeerLink {
 class ShmConnection final : public Connection {
  public:
   explicit ShmConnection(PeerLink link);
-  ~ShmConnection() override;
 
   Status beginSend(uint64_t tag, size_t bytes) override;
   Result<size_t> sendSome(const void* src, size_t bytes) override;
@@ -81,7 +82,7 @@ class ShmConnection final : public Connection {
   Result<bool> nextRecord();
   Status checkBegin(const Record& record) const;
   Status checkData(const Record& record) const;
-  Expected expected() const { return {recvTag_, recvBytes_, recvGot_, inCap_}; }
+  Expected expected() const { return {recv_.tag(), recv_.bytes(), recv_.moved(), inCap_}; }
   Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
   Result<const std::byte*> descriptorBytes(size_t bytes);
   void publishTail();
@@ -89,16 +90,15 @@ class ShmConnection final : public Connection {
 
   PeerLink link_;
   DoorbellWord* peerBell_;
-  int pidfd_ = -1;  // the peer process, for checkPeer (-1: not available, use kill)
+  MessageState send_;  // into the peer's segment
+  MessageState recv_;  // from this rank's own segment
+  FdGuard pidfd_;      // the peer process, for checkPeer (none: not available, use kill)
 
   // Sending, into the peer's segment.
   FifoCtrl* outCtrl_;
   std::byte* outData_;
   uint64_t outCap_;
   uint64_t head_ = 0;
-  uint64_t sendTag_ = 0;
-  uint64_t sendBytes_ = 0;
-  uint64_t sendTaken_ = 0;
   bool beginPending_ = false;
   uint64_t issued_ = 0;  // descriptors written, ever
 
@@ -108,9 +108,6 @@ class ShmConnection final : public Connection {
   uint64_t inCap_;
   uint64_t tail_ = 0;
   uint64_t acked_ = 0;
-  uint64_t recvTag_ = 0;
-  uint64_t recvBytes_ = 0;
-  uint64_t recvGot_ = 0;
   bool headerSeen_ = true;
   Current cur_;
   std::vector<std::byte> scratch_;  // process_vm_readv target, allocated on first use

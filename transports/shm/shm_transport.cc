@@ -3,12 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
-#include <set>
-#include <span>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/core/setup.h"
 #include "transports/shm/segment.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/zero_copy.h"
@@ -33,35 +31,6 @@ struct Hello {
   uint64_t probeValue = 0;
 };
 
-// Every rank takes part in both exchanges even after a local failure, so that all ranks make
-// the same oob calls and all return an error together instead of hanging in a barrier.
-template <typename T>
-Result<std::vector<T>> exchange(SetupContext& ctx, const T& mine) {
-  Result<std::vector<std::byte>> all =
-      ctx.oob->allGather(std::as_bytes(std::span<const T>(&mine, 1)));
-  if (!all) return all.status();
-  if (all->size() != sizeof(T) * static_cast<size_t>(ctx.nranks)) {
-    return internalError("shm: oob allGather returned {} bytes, expected {} x {}", all->size(),
-                         ctx.nranks, sizeof(T));
-  }
-  std::vector<T> out(static_cast<size_t>(ctx.nranks));
-  std::memcpy(out.data(), all->data(), all->size());
-  return out;
-}
-
-// This rank's error if it had one, else an error naming the first rank that failed.
-Status firstFailure(const Status& local, const std::vector<int32_t>& ok, const char* step) {
-  if (!local) return local;
-  for (size_t r = 0; r < ok.size(); ++r) {
-    if (!ok[r]) {
-      int rank = static_cast<int>(r);
-      return Status(Code::kRemoteError,
-                    fmt::format("shm: rank {} failed to {}; see its error", rank, step), rank);
-    }
-  }
-  return Status::ok();
-}
-
 class Setup {
  public:
   Setup(SetupContext& ctx, const std::vector<int>& peers, std::shared_ptr<ArenaCache> arenas)
@@ -70,7 +39,6 @@ class Setup {
   Result<std::vector<std::unique_ptr<Connection>>> run();
 
  private:
-  Status validate() const;
   Status createOwn();
   Status mapPeers(const std::vector<Hello>& hellos);
   std::vector<std::unique_ptr<Connection>> makeConnections(const std::vector<Hello>& hellos);
@@ -83,21 +51,6 @@ class Setup {
   std::vector<uint32_t> outSlots_;
   uint64_t probeValue_ = processNonce() ^ 0x5eed'5eed'5eed'5eedULL;  // peers read it by CMA
 };
-
-Status Setup::validate() const {
-  if (ctx_.bell == nullptr || ctx_.peers.size() != static_cast<size_t>(ctx_.nranks)) {
-    return invalidArgument("shm: setup context without a doorbell or with {} peers for {} ranks",
-                           ctx_.peers.size(), ctx_.nranks);
-  }
-  std::set<int> seen;
-  for (int peer : peers_) {
-    if (peer < 0 || peer >= ctx_.nranks || peer == ctx_.rank || !seen.insert(peer).second) {
-      return invalidArgument("shm: rank {} cannot connect to rank {} (of {}, duplicate or self?)",
-                             ctx_.rank, peer, ctx_.nranks);
-    }
-  }
-  return Status::ok();
-}
 
 Status Setup::createOwn() {
   if (peers_.empty()) return Status::ok();  // nobody writes to this rank: no segment
@@ -175,8 +128,8 @@ std::vector<std::unique_ptr<Connection>> Setup::makeConnections(const std::vecto
 }
 
 Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
-  if (ctx_.oob == nullptr) return invalidArgument("shm: setup context without an oob channel");
-  Status local = validate();
+  Status local = checkSetup(ctx_, peers_, "shm");
+  if (ctx_.oob == nullptr) return local;  // cannot tell the other ranks
   if (local) local = createOwn();
   Hello mine;
   mine.ok = local.isOk();
@@ -185,16 +138,12 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
   mine.nonce = processNonce();
   mine.probeAddress = reinterpret_cast<uintptr_t>(&probeValue_);
   mine.probeValue = probeValue_;
-  Result<std::vector<Hello>> hellos = exchange(ctx_, mine);
+  Result<std::vector<Hello>> hellos = exchange(ctx_, mine, "shm");
   if (!hellos) return hellos.status();  // own_'s destructor unlinks the name
-  std::vector<int32_t> ok;
-  for (const Hello& hello : *hellos) ok.push_back(hello.ok);
-  TRN_TRY(firstFailure(local, ok, "create its shm segment"));
+  TRN_TRY(firstFailure(local, *hellos, "shm", "create its shm segment"));
 
   local = mapPeers(*hellos);
-  Result<std::vector<int32_t>> mapped = exchange(ctx_, int32_t{local.isOk()});
-  if (!mapped) return mapped.status();
-  TRN_TRY(firstFailure(local, *mapped, "map its shm peers"));
+  TRN_TRY(agree(ctx_, local, "shm", "map its shm peers"));
 
   // Every peer has mapped this segment: drop the name now, so that a crash from here on
   // leaves nothing in /dev/shm (the mappings keep the memory alive).

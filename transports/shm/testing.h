@@ -2,21 +2,23 @@
 // creation. Cheap enough to stay in production builds (relaxed atomic increments).
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <functional>
 #include <string>
 
+#include "transports/core/counters.h"
+
 namespace trnccl::transport::shm::testing {
 
-// Counted by the receiver, per process.
-struct Counters {
-  std::atomic<uint64_t> inlineRecords{0};       // payload copied through a FIFO
-  std::atomic<uint64_t> pointerDescriptors{0};  // same-process zero-copy
-  std::atomic<uint64_t> arenaDescriptors{0};    // device arena mapped from a peer process
-  std::atomic<uint64_t> cmaDescriptors{0};      // process_vm_readv from a peer process
+// Counted by the receiver, per process (transports/core/counters.h).
+enum class Event {
+  kInlineRecords,       // payload copied through a FIFO
+  kPointerDescriptors,  // same-process zero-copy
+  kArenaDescriptors,    // device arena mapped from a peer process
+  kCmaDescriptors,      // process_vm_readv from a peer process
+  kCount
 };
-Counters& counters();
+using Counters = transport::Counters<Event>;
+inline Counters& counters() { return Counters::process(); }
 
 // Called right after a segment was created and allocated, before it is shared or unlinked.
 using SegmentHook = std::function<void(int fd, const std::string& name)>;

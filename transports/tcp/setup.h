@@ -5,12 +5,12 @@
 // listener, accepts its lower-ranked peers, and reports success with a second allGather, so
 // all ranks fail together. Both exchanges happen on every rank, with or without tcp peers.
 //
-// The listener never trusts a connection: it reads one Handshake under kHandshakeTimeout and
-// closes the socket on anything wrong (magic, version, communicator, rank, socket index,
-// duplicate), then keeps accepting; at most kMaxPendingHandshakes are read at once, so a
-// flood of silent connections costs a bounded number of descriptors and never stops the
-// accept loop for longer than the timeout. The connector checks the acceptor's answer the
-// same way. Everything ends at ctx.deadline.
+// The listener (transports/net/listener.h) never trusts a connection: it reads one Handshake
+// under kHandshakeTimeout and closes the socket on anything wrong (magic, version,
+// communicator, rank, socket index, duplicate), then keeps accepting; at most
+// kMaxPendingHandshakes are read at once, so a flood of silent connections costs a bounded
+// number of descriptors and never stops the accept loop for longer than the timeout. The
+// connector checks the acceptor's answer the same way. Everything ends at ctx.deadline.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -38,7 +38,11 @@ void copyFrom(const Pieces& pieces, void* dst, size_t bytes) {
 
 TcpConnection::TcpConnection(std::shared_ptr<IoThread> io, std::shared_ptr<Link> link,
                              size_t bufferBytes)
-    : io_(std::move(io)), link_(std::move(link)), bufferBytes_(bufferBytes) {
+    : io_(std::move(io)),
+      link_(std::move(link)),
+      bufferBytes_(bufferBytes),
+      send_("tcp", MessageState::Direction::kSend, link_->peer()),
+      recv_("tcp", MessageState::Direction::kRecv, link_->peer()) {
   boost::asio::post(io_->context(), [link = link_] { link->start(); });
 }
 
@@ -59,16 +63,7 @@ TcpConnection::Chunk TcpConnection::chunkAt(uint64_t position, uint64_t messageB
 // ---- sending ----
 
 Status TcpConnection::beginSend(uint64_t tag, size_t bytes) {
-  if (sendTaken_ != sendBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("tcp: beginSend to rank {} while {} bytes of the previous message "
-                              "were not taken",
-                              peer(), sendBytes_ - sendTaken_),
-                  peer());
-  }
-  sendTag_ = tag;
-  sendBytes_ = bytes;
-  sendTaken_ = 0;
+  TRN_TRY(send_.begin(tag, bytes));
   headerStaged_ = false;
   return Status::ok();
 }
@@ -76,21 +71,22 @@ Status TcpConnection::beginSend(uint64_t tag, size_t bytes) {
 Result<size_t> TcpConnection::sendSome(const void* src, size_t bytes) {
   if (link_->failed()) return link_->failure();
   const auto* from = static_cast<const std::byte*>(src);
-  size_t offered = std::min<uint64_t>(bytes, sendBytes_ - sendTaken_);
+  size_t offered = send_.clamp(bytes);
   size_t taken = 0;
   while (taken < offered) {
-    Chunk chunk = chunkAt(sendTaken_, sendBytes_);
-    size_t n = stage(chunk.stream, from + taken,
-                     std::min<uint64_t>(offered - taken, chunk.offset + chunk.bytes - sendTaken_));
+    Chunk chunk = chunkAt(send_.moved(), send_.bytes());
+    size_t n =
+        stage(chunk.stream, from + taken,
+              std::min<uint64_t>(offered - taken, chunk.offset + chunk.bytes - send_.moved()));
     if (n == 0) break;
     taken += n;
-    sendTaken_ += n;
-    if (sendTaken_ == chunk.offset + chunk.bytes) headerStaged_ = false;
+    send_.advance(n);
+    if (send_.moved() == chunk.offset + chunk.bytes) headerStaged_ = false;
   }
   return taken;
 }
 
-// Copies what fits of `bytes` (all within the chunk at sendTaken_) into the stream's ring,
+// Copies what fits of `bytes` (all within the chunk at send_.moved()) into the stream's ring,
 // behind the chunk's header if that is not staged yet; returns the payload bytes taken.
 size_t TcpConnection::stage(size_t stream, const std::byte* src, size_t bytes) {
   Pieces room = link_->writable(stream);
@@ -98,11 +94,11 @@ size_t TcpConnection::stage(size_t stream, const std::byte* src, size_t bytes) {
   if (room.bytes() <= header) return 0;
   size_t n = std::min(bytes, room.bytes() - header);
   if (!headerStaged_) {
-    Chunk chunk = chunkAt(sendTaken_, sendBytes_);
+    Chunk chunk = chunkAt(send_.moved(), send_.bytes());
     FrameHeader frame;
     frame.chunkBytes = static_cast<uint32_t>(chunk.bytes);
-    frame.tag = sendTag_;
-    frame.messageBytes = sendBytes_;
+    frame.tag = send_.tag();
+    frame.messageBytes = send_.bytes();
     frame.offset = chunk.offset;
     copyInto(room, 0, &frame, sizeof(frame));
     headerStaged_ = true;
@@ -113,7 +109,7 @@ size_t TcpConnection::stage(size_t stream, const std::byte* src, size_t bytes) {
 }
 
 Result<bool> TcpConnection::sendDone() {
-  if (sendTaken_ == sendBytes_ && link_->flushed()) return true;
+  if (send_.complete() && link_->flushed()) return true;
   if (link_->failed()) return link_->failure();
   return false;
 }
@@ -121,22 +117,13 @@ Result<bool> TcpConnection::sendDone() {
 // ---- receiving ----
 
 Status TcpConnection::beginRecv(uint64_t tag, size_t bytes) {
-  if (recvGot_ != recvBytes_) {
-    return Status(Code::kInvalidUsage,
-                  fmt::format("tcp: beginRecv from rank {} while {} bytes of the previous "
-                              "message were not received",
-                              peer(), recvBytes_ - recvGot_),
-                  peer());
-  }
-  recvTag_ = tag;
-  recvBytes_ = bytes;
-  recvGot_ = 0;
+  TRN_TRY(recv_.begin(tag, bytes));
   headerSeen_ = false;
   return Status::ok();
 }
 
 Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk) const {
-  std::string problem = frameProblem(header, recvTag_, recvBytes_, chunk.offset, chunk.bytes);
+  std::string problem = frameProblem(header, recv_.tag(), recv_.bytes(), chunk.offset, chunk.bytes);
   if (problem.empty()) return Status::ok();
   return Status(
       Code::kInternalError,
@@ -162,7 +149,7 @@ size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consu
   for (const auto& part : data.part) {
     size_t n = std::min(bytes - handed, part.size());
     if (n == 0) break;
-    consume(recvGot_ + handed, part.data(), n);
+    consume(recv_.moved() + handed, part.data(), n);
     handed += n;
   }
   if (handed > 0) link_->release(stream, handed);
@@ -171,8 +158,8 @@ size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consu
 
 Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
   size_t handed = 0;
-  while (recvGot_ < recvBytes_ && handed < max) {
-    Chunk chunk = chunkAt(recvGot_, recvBytes_);
+  while (!recv_.complete() && handed < max) {
+    Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
     if (!headerSeen_) {
       Result<bool> read = readHeader(chunk);
       if (!read) return read.status();
@@ -181,15 +168,15 @@ Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
         break;
       }
     }
-    size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recvGot_);
+    size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recv_.moved());
     size_t n = handOut(chunk.stream, want, consume);
     if (n == 0) {
       TRN_TRY(starved(chunk.stream, 1));
       break;
     }
     handed += n;
-    recvGot_ += n;
-    if (recvGot_ == chunk.offset + chunk.bytes) headerSeen_ = false;
+    recv_.advance(n);
+    if (recv_.moved() == chunk.offset + chunk.bytes) headerSeen_ = false;
   }
   return handed;
 }
@@ -201,13 +188,13 @@ Status TcpConnection::starved(size_t s, size_t need) {
   return Status(Code::kRemoteError,
                 fmt::format("tcp: connection to rank {} ({}) closed: end of file, with {} of {} "
                             "bytes of message tag {:#x} still to come",
-                            peer(), link_->name(s), recvBytes_ - recvGot_, recvBytes_, recvTag_),
+                            peer(), link_->name(s), recv_.left(), recv_.bytes(), recv_.tag()),
                 peer());
 }
 
 Status TcpConnection::checkPeer() {
-  if (recvGot_ < recvBytes_) {
-    Chunk chunk = chunkAt(recvGot_, recvBytes_);
+  if (!recv_.complete()) {
+    Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
     return starved(chunk.stream, headerSeen_ ? 1 : sizeof(FrameHeader));
   }
   if (link_->failed()) return link_->failure();

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "transports/core/message.h"
 #include "transports/core/transport.h"
 #include "transports/tcp/io_thread.h"
 #include "transports/tcp/link.h"
@@ -54,15 +55,11 @@ class TcpConnection final : public Connection {
   std::shared_ptr<Link> link_;
   const size_t bufferBytes_;
 
-  uint64_t sendTag_ = 0;
-  uint64_t sendBytes_ = 0;
-  uint64_t sendTaken_ = 0;
-  bool headerStaged_ = false;  // the header of the chunk at sendTaken_ is in its ring
+  MessageState send_;
+  bool headerStaged_ = false;  // the header of the chunk at send_.moved() is in its ring
 
-  uint64_t recvTag_ = 0;
-  uint64_t recvBytes_ = 0;
-  uint64_t recvGot_ = 0;
-  bool headerSeen_ = false;  // the header of the chunk at recvGot_ was checked
+  MessageState recv_;
+  bool headerSeen_ = false;  // the header of the chunk at recv_.moved() was checked
 };
 
 }  // namespace trnccl::transport::tcp

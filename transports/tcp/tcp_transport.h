@@ -3,8 +3,8 @@
 // link.h); messages are framed and checked as wire.h describes (tcp_connection.h).
 //
 // Environment:
-//   TRNCCL_SOCKET_IFNAME   interfaces to listen on, NCCL syntax (interfaces.h)
-//   TRNCCL_SOCKET_FAMILY   AF_INET or AF_INET6 only (interfaces.h)
+//   TRNCCL_SOCKET_IFNAME   interfaces to listen on, NCCL syntax (transports/net/interfaces.h)
+//   TRNCCL_SOCKET_FAMILY   AF_INET or AF_INET6 only (transports/net/interfaces.h)
 //   TRNCCL_SOCKET_NSOCKS   sockets per peer, 1..16; a pair uses the smaller of its two ranks'
 //                          values. Default 1: on the 2-core loopback test machine, 2 ranks
 //                          exchanging 64 MiB messages both ways at once moved 0.99-1.15 GB/s

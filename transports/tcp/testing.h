@@ -1,14 +1,15 @@
-// Test hooks of the TCP transport: counters cheap enough to stay in production builds.
+// Test hooks of the TCP transport: counters (transports/core/counters.h).
 #pragma once
 
-#include <atomic>
-#include <cstdint>
+#include "transports/core/counters.h"
 
 namespace trnccl::transport::tcp::testing {
 
-struct Counters {
-  std::atomic<uint64_t> rejectedHandshakes{0};  // connections to a listener that were closed
+enum class Event {
+  kRejectedHandshakes,  // connections to a listener that were closed
+  kCount
 };
-Counters& counters();
+using Counters = transport::Counters<Event>;
+inline Counters& counters() { return Counters::process(); }
 
 }  // namespace trnccl::transport::tcp::testing

@@ -6,11 +6,11 @@ namespace trnccl::transport::tcp {
 
 std::string frameProblem(const FrameHeader& header, uint64_t tag, uint64_t messageBytes,
                          uint64_t offset, uint64_t chunkBytes) {
-  if (header.magic != kFrameMagic) {
-    return fmt::format(
-        "corrupt frame: magic {:#x}, expected {:#x} (expecting tag {:#x}, {} "
-        "bytes, at byte {})",
-        header.magic, kFrameMagic, tag, messageBytes, offset);
+  net::HeaderCheck check = net::checkHeader(
+      kFrameProtocol, {header.magic, kFrameProtocol.version, header.chunkBytes}, kChunkBytes);
+  if (!check.ok()) {
+    return fmt::format("corrupt frame: {} (expecting tag {:#x}, {} bytes, at byte {})",
+                       check.problem, tag, messageBytes, offset);
   }
   if (header.tag != tag || header.messageBytes != messageBytes) {
     return fmt::format("message has tag {:#x} and {} bytes, expected tag {:#x} and {} bytes",

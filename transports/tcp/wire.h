@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <string>
 
+#include "transports/net/wire.h"
+
 namespace trnccl::transport::tcp {
 
 inline constexpr uint64_t kHandshakeMagic = 0x31'70'63'74'63'63'6e'74ULL;  // "tncctcp1"
@@ -25,6 +27,11 @@ inline constexpr uint32_t kFrameMagic = 0x746e'6366;  // "fcnt"
 // enough that the 32-byte header costs nothing.
 inline constexpr uint64_t kChunkBytes = 128 * 1024;
 inline constexpr uint32_t kMaxSockets = 16;
+// For the header check both ends apply first (transports/net/wire.h). Frames carry no version
+// of their own: the handshake agreed on it.
+inline constexpr net::Protocol kHandshakeProtocol{"tcp handshake", kHandshakeMagic,
+                                                  kProtocolVersion};
+inline constexpr net::Protocol kFrameProtocol{"tcp frame", kFrameMagic, kProtocolVersion};
 
 struct Handshake {
   uint64_t magic = kHandshakeMagic;
@@ -46,7 +53,8 @@ struct FrameHeader {
 static_assert(sizeof(FrameHeader) == 32);
 
 // Empty when `header` is exactly the frame the receiver expects next: message `tag` of
-// `messageBytes`, chunk [offset, +chunkBytes); otherwise what differs. Pure, so
+// `messageBytes`, chunk [offset, +chunkBytes) of at most kChunkBytes; otherwise what differs.
+// Pure, so
 // fuzz/transport_records.cc drives it with arbitrary bytes.
 std::string frameProblem(const FrameHeader& header, uint64_t tag, uint64_t messageBytes,
                          uint64_t offset, uint64_t chunkBytes);

@@ -1,4 +1,5 @@
-// UniqueId encoding, host:port parsing and interface selection syntax.
+// UniqueId encoding, and the choice of the root's address. (host:port parsing and the interface
+// rule are transports/net's: tests/unit/net.)
 #include <cstring>
 #include <random>
 
@@ -47,45 +48,6 @@ TEST(UniqueId, DecodeDetectsAnyFlippedBit) {
   }
 }
 
-TEST(ParseHostPort, Accepts) {
-  auto a = parseHostPort("127.0.0.1:1234");
-  ASSERT_TRUE(a.isOk());
-  EXPECT_EQ(a->first, "127.0.0.1");
-  EXPECT_EQ(a->second, 1234);
-  auto b = parseHostPort("[::1]:65535");
-  ASSERT_TRUE(b.isOk());
-  EXPECT_EQ(b->first, "::1");
-  EXPECT_EQ(b->second, 65535);
-  auto c = parseHostPort("node-7.cluster:1");
-  ASSERT_TRUE(c.isOk());
-  EXPECT_EQ(c->first, "node-7.cluster");
-}
-
-TEST(ParseHostPort, RejectsWithClearErrors) {
-  for (const char* bad :
-       {"", "127.0.0.1", "127.0.0.1:", ":1234", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:12x",
-        "127.0.0.1:-5", "::1:1234", "[::1", "[::1]", "[::1]1234", "[]:1234", "host:1234567"}) {
-    auto r = parseHostPort(bad);
-    ASSERT_FALSE(r.isOk()) << "'" << bad << "'";
-    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
-    EXPECT_NE(r.status().message().find("bootstrap"), std::string::npos);
-  }
-  std::string huge(300, 'a');
-  EXPECT_FALSE(parseHostPort(huge + ":80").isOk());
-}
-
-TEST(MatchInterface, NcclSyntax) {
-  EXPECT_TRUE(matchInterface("eth0", "eth"));
-  EXPECT_TRUE(matchInterface("ib1", "eth,ib"));
-  EXPECT_FALSE(matchInterface("lo", "eth,ib"));
-  EXPECT_FALSE(matchInterface("docker0", "^docker,lo"));
-  EXPECT_TRUE(matchInterface("eth0", "^docker,lo"));
-  EXPECT_TRUE(matchInterface("eth0", "=eth0"));
-  EXPECT_FALSE(matchInterface("eth01", "=eth0"));
-  EXPECT_FALSE(matchInterface("eth0", "^=eth0"));
-  EXPECT_TRUE(matchInterface("eth01", "^=eth0"));
-}
-
 TEST(ChooseHost, ForcedHostWins) {
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
   auto host = chooseBootstrapHost();
@@ -94,6 +56,28 @@ TEST(ChooseHost, ForcedHostWins) {
   setenv("TRNCCL_BOOTSTRAP_HOST", "not-an-address", 1);
   EXPECT_FALSE(chooseBootstrapHost().isOk());
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
+}
+
+// Without TRNCCL_BOOTSTRAP_HOST, the root takes the interface the tcp transport would.
+TEST(ChooseHost, FollowsSocketIfname) {
+  unsetenv("TRNCCL_BOOTSTRAP_HOST");
+  setenv("TRNCCL_SOCKET_IFNAME", "=lo", 1);
+  setenv("TRNCCL_SOCKET_FAMILY", "AF_INET6", 1);
+  Result<std::string> v6 = chooseBootstrapHost();
+  unsetenv("TRNCCL_SOCKET_FAMILY");
+  Result<std::string> v4 = chooseBootstrapHost();
+  setenv("TRNCCL_SOCKET_IFNAME", "=no-such-interface", 1);
+  Result<std::string> none = chooseBootstrapHost();
+  unsetenv("TRNCCL_SOCKET_IFNAME");
+  setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
+  ASSERT_TRUE(v4.isOk()) << v4.status().message();
+  EXPECT_EQ(*v4, "127.0.0.1");
+  ASSERT_TRUE(v6.isOk()) << v6.status().message();
+  EXPECT_EQ(*v6, "::1");
+  ASSERT_FALSE(none.isOk());
+  EXPECT_NE(none.status().message().find("no interface matches TRNCCL_SOCKET_IFNAME"),
+            std::string::npos)
+      << none.status().message();
 }
 
 }  // namespace

@@ -6,11 +6,14 @@
 #include <vector>
 
 #include "device/device_api.h"
+#include "transports/ofi/testing.h"
 #include "unit/ofi/mr_test_util.h"
 #include "unit/ofi/ofi_test_util.h"
 
 namespace trnccl::transport::ofi::test {
 namespace {
+
+using testing::Event;
 
 constexpr size_t kWindow = MrCache::kWindowBytes;
 constexpr size_t kMax = MrCache::kMaxEntries;
@@ -47,17 +50,17 @@ class MrCacheTest : public ::testing::TestWithParam<std::string> {
 TEST_P(MrCacheTest, NeighboursShareOneWindow) {
   DeviceWindows device(3);
   ASSERT_TRUE(device.ok());
-  CounterDelta delta;
+  CounterDelta<Event> delta;
   MrCache::Lease first = lookup(device.window(0), 4096);
   ASSERT_TRUE(first);
-  EXPECT_EQ(delta.get().registrations, 1);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 1);
   // Another buffer of the same window, and the same buffer again: no new registration.
   MrCache::Lease neighbour = lookup(device.window(0) + kWindow / 2, 65536);
   MrCache::Lease again = lookup(device.window(0), 4096);
   EXPECT_EQ(neighbour.entry, first.entry);
   EXPECT_EQ(again.entry, first.entry);
-  EXPECT_EQ(delta.get().registrations, 1);
-  EXPECT_EQ(delta.get().cacheHits, 2);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 1);
+  EXPECT_EQ(delta.get(Event::kCacheHits), 2);
   // The next window is another registration; bytes straddling both need one covering both,
   // which then serves any lookup inside it.
   MrCache::Lease next = lookup(device.window(1), 4096);
@@ -65,15 +68,15 @@ TEST_P(MrCacheTest, NeighboursShareOneWindow) {
   EXPECT_NE(next.entry, first.entry);
   EXPECT_NE(straddling.entry, first.entry);
   EXPECT_NE(straddling.entry, next.entry);
-  EXPECT_EQ(delta.get().registrations, 3);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 3);
   EXPECT_EQ(lookup(device.window(1) - 4096, 8192).entry, straddling.entry);
   EXPECT_EQ(cache_->size(), 3u);
-  EXPECT_EQ(delta.get().liveRegistrations, 3);
+  EXPECT_EQ(delta.get(Event::kLiveRegistrations), 3);
   for (MrCache::Lease lease : {first, neighbour, again, next, straddling, straddling}) {
     cache_->release(lease.entry);
   }
   cache_.reset();
-  EXPECT_EQ(delta.get().liveRegistrations, 0);  // every registration closed with the cache
+  EXPECT_EQ(delta.get(Event::kLiveRegistrations), 0);  // every registration closed with the cache
 }
 
 TEST_P(MrCacheTest, HostMemoryIsNeverRegistered) {
@@ -83,31 +86,31 @@ TEST_P(MrCacheTest, HostMemoryIsNeverRegistered) {
   std::optional<MemoryLocation> where = device::locate(device.window(0));
   ASSERT_TRUE(where.has_value());
   const std::byte* arenaEnd = device.window(0) - where->offset + where->arenaBytes;
-  CounterDelta delta;
+  CounterDelta<Event> delta;
   EXPECT_FALSE(lookup(host.data(), host.size()));
   EXPECT_FALSE(lookup(arenaEnd - 4096, 8192));  // runs past the arena
   EXPECT_EQ(cache_->size(), 0u);
-  EXPECT_EQ(delta.get().registrations, 0);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 0);
 }
 
 // Released entries: a miss on a full cache closes the least recently used one.
 TEST_P(MrCacheTest, EvictsTheLeastRecentlyUsed) {
   DeviceWindows device(kMax + 1);
   ASSERT_TRUE(device.ok());
-  CounterDelta delta;
+  CounterDelta<Event> delta;
   for (size_t i = 0; i < kMax; ++i) cache_->release(lookup(device.window(i), 4096).entry);
   ASSERT_EQ(cache_->size(), kMax);
   cache_->release(lookup(device.window(0), 4096).entry);  // window 1 is now the oldest
   cache_->release(lookup(device.window(kMax), 4096).entry);
   EXPECT_EQ(cache_->size(), kMax);
-  EXPECT_EQ(delta.get().evictions, 1);
-  EXPECT_EQ(delta.get().registrations, static_cast<int64_t>(kMax + 1));
-  EXPECT_EQ(delta.get().liveRegistrations, static_cast<int64_t>(kMax));
+  EXPECT_EQ(delta.get(Event::kEvictions), 1);
+  EXPECT_EQ(delta.get(Event::kRegistrations), static_cast<int64_t>(kMax + 1));
+  EXPECT_EQ(delta.get(Event::kLiveRegistrations), static_cast<int64_t>(kMax));
   // Window 0 survived (a hit); window 1 was closed (registered again).
   cache_->release(lookup(device.window(0), 4096).entry);
-  EXPECT_EQ(delta.get().registrations, static_cast<int64_t>(kMax + 1));
+  EXPECT_EQ(delta.get(Event::kRegistrations), static_cast<int64_t>(kMax + 1));
   cache_->release(lookup(device.window(1), 4096).entry);
-  EXPECT_EQ(delta.get().registrations, static_cast<int64_t>(kMax + 2));
+  EXPECT_EQ(delta.get(Event::kRegistrations), static_cast<int64_t>(kMax + 2));
   EXPECT_EQ(cache_->size(), kMax);
 }
 
@@ -116,17 +119,17 @@ TEST_P(MrCacheTest, EvictsTheLeastRecentlyUsed) {
 TEST_P(MrCacheTest, PinnedEntriesAreNeverEvicted) {
   DeviceWindows device(kMax + 1);
   ASSERT_TRUE(device.ok());
-  CounterDelta delta;
+  CounterDelta<Event> delta;
   std::vector<MrCache::Lease> leases;
   for (size_t i = 0; i < kMax; ++i) leases.push_back(lookup(device.window(i), 4096));
   EXPECT_FALSE(lookup(device.window(kMax), 4096));
   EXPECT_EQ(cache_->size(), kMax);
-  EXPECT_EQ(delta.get().evictions, 0);
+  EXPECT_EQ(delta.get(Event::kEvictions), 0);
   // Unpinning window 5 (not the oldest) makes it the one to go.
   cache_->release(leases[5].entry);
   MrCache::Lease last = lookup(device.window(kMax), 4096);
   EXPECT_TRUE(last);
-  EXPECT_EQ(delta.get().evictions, 1);
+  EXPECT_EQ(delta.get(Event::kEvictions), 1);
   EXPECT_FALSE(lookup(device.window(5), 4096));  // gone, and no room: everything is pinned
   EXPECT_TRUE(lookup(device.window(0), 4096));   // still cached
   EXPECT_EQ(cache_->size(), kMax);

@@ -23,13 +23,6 @@ class OfiTransportTest : public ::testing::TestWithParam<std::string> {
   std::optional<EnvGuard> provider_;
 };
 
-std::vector<int> ringPeers(int rank, int n) {
-  std::vector<int> peers = {(rank + 1) % n, (rank + n - 1) % n};
-  std::sort(peers.begin(), peers.end());
-  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-  return peers;
-}
-
 uint64_t seedOf(int from, int to, size_t size) {
   return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size;
 }
@@ -41,29 +34,7 @@ void ringExchange(int n) {
       << cluster.statuses[0].message();
   Status status = cluster.runEach([&](int r) -> Status {
     for (size_t i = 0; i < kSizes.size(); ++i) {
-      size_t size = kSizes[i];
-      std::vector<int> peers = ringPeers(r, n);
-      std::vector<std::vector<std::byte>> out(peers.size(), std::vector<std::byte>(size));
-      std::vector<std::vector<std::byte>> in(peers.size(), std::vector<std::byte>(size));
-      std::vector<SendOp> sends;
-      std::vector<RecvOp> recvs;
-      for (size_t p = 0; p < peers.size(); ++p) {
-        Connection* c = cluster.conn(r, peers[p]);
-        fillPattern(out[p], seedOf(r, peers[p], size));
-        TRN_TRY(c->beginSend(1000 + i, size));
-        TRN_TRY(c->beginRecv(1000 + i, size));
-        sends.push_back({c, out[p].data(), size});
-        recvs.push_back({c, in[p].data(), size});
-      }
-      TRN_TRY(drive(cluster.bell(r), sends, recvs));
-      for (size_t p = 0; p < peers.size(); ++p) {
-        std::vector<std::byte> expected(size);
-        fillPattern(expected, seedOf(peers[p], r, size));
-        if (in[p] != expected) {
-          return internalError("rank {} got wrong bytes of size {} from rank {}", r, size,
-                               peers[p]);
-        }
-      }
+      TRN_TRY(exchangeStep(cluster.bell(r), r, i, kSizes[i], cluster.links(r)));
     }
     return Status::ok();
   });
@@ -96,7 +67,7 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
   Status status = cluster.runEach([&](int r) -> Status {
-    Connection* c = cluster.conn(r, 1 - r);
+    Connection* c = cluster.connTo(r, 1 - r);
     std::mt19937 random(77);
     for (int m = 0; m < 60; ++m) {
       size_t size = 1 + random() % 20000;
@@ -111,12 +82,9 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
       auto until = Deadline::after(30s);
       while (offered < size) {
         size_t part = std::min(size - offered, size / 4 + 1);
-        for (size_t taken = 0; taken < part;) {
-          Result<size_t> n = c->sendSome(out.data() + offered + taken, part - taken);
-          if (!n) return n.status();
-          taken += *n;
-          if (until.expired()) return Status(Code::kTimeout, "test: sendSome took nothing");
-        }
+        Result<size_t> taken = offer(*c, out.data() + offered, part, until);
+        if (!taken) return taken.status();
+        if (*taken < part) return Status(Code::kTimeout, "test: sendSome took nothing");
         offered += part;
       }
       std::vector<SendOp> sends = {{c, out.data(), size, size}};
@@ -135,7 +103,7 @@ TEST_P(OfiTransportTest, MismatchFails) {
     ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
     std::vector<std::byte> out(64), in(64);
     Status status = cluster.runEach([&](int r) -> Status {
-      Connection* c = cluster.conn(r, 1 - r);
+      Connection* c = cluster.connTo(r, 1 - r);
       if (r == 0) {
         TRN_TRY(c->beginSend(0x1234, 64));
         std::vector<SendOp> sends = {{c, out.data(), 64}};

@@ -6,11 +6,14 @@
 
 #include <optional>
 
+#include "transports/ofi/testing.h"
 #include "unit/ofi/mr_test_util.h"
 #include "unit/ofi/ofi_test_util.h"
 
 namespace trnccl::transport::ofi::test {
 namespace {
+
+using testing::Event;
 
 constexpr size_t kWindow = MrCache::kWindowBytes;
 constexpr size_t kPieceBytes = 65536;
@@ -37,7 +40,7 @@ class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
   static bool transfer(Cluster& cluster, const std::byte* src, size_t bytes, uint64_t tag) {
     std::vector<std::byte> in(bytes);
     Status status = cluster.runEach([&](int r) -> Status {
-      Connection* c = cluster.conn(r, 1 - r);
+      Connection* c = cluster.connTo(r, 1 - r);
       std::vector<SendOp> sends;
       std::vector<RecvOp> recvs;
       if (r == 0) {
@@ -51,6 +54,15 @@ class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
     });
     EXPECT_TRUE(status.isOk()) << status.message();
     return status.isOk() && std::memcmp(in.data(), src, bytes) == 0;
+  }
+
+  // Rank 0 sends a host buffer of kMessage bytes to rank 1 of a fresh pair; true when it
+  // arrived intact.
+  bool sendHostBuffer(uint64_t seed) {
+    std::vector<std::byte> host(kMessage);
+    fillPattern(host, seed);
+    auto cluster = connect();
+    return cluster && transfer(*cluster, host.data(), kMessage, seed);
   }
 
   // Fills `bytes` at `dst` (device or host memory) with a pattern of `seed`.
@@ -78,35 +90,31 @@ TEST_P(OfiZeroCopyTest, DeviceBufferGoesZeroCopyWithACachedRegistration) {
   auto cluster = connect();
   ASSERT_TRUE(cluster);
 
-  CounterDelta first;
+  CounterDelta<Event> first;
   ASSERT_TRUE(transfer(*cluster, buffer, kMessage, 1));
-  EXPECT_EQ(first.get().registrations, 1);
-  EXPECT_EQ(first.get().cacheHits, 3);
-  EXPECT_EQ(first.get().zeroCopyPieces, 4);
-  EXPECT_EQ(first.get().copiedPieces, 0);
+  EXPECT_EQ(first.get(Event::kRegistrations), 1);
+  EXPECT_EQ(first.get(Event::kCacheHits), 3);
+  EXPECT_EQ(first.get(Event::kZeroCopyPieces), 4);
+  EXPECT_EQ(first.get(Event::kCopiedPieces), 0);
 
   for (const std::byte* source : {buffer, neighbour}) {
-    CounterDelta again;
+    CounterDelta<Event> again;
     ASSERT_TRUE(transfer(*cluster, source, kMessage, 2));
-    EXPECT_EQ(again.get().registrations, 0);
-    EXPECT_EQ(again.get().cacheHits, 4);
-    EXPECT_EQ(again.get().zeroCopyPieces, 4);
-    EXPECT_EQ(again.get().copiedPieces, 0);
+    EXPECT_EQ(again.get(Event::kRegistrations), 0);
+    EXPECT_EQ(again.get(Event::kCacheHits), 4);
+    EXPECT_EQ(again.get(Event::kZeroCopyPieces), 4);
+    EXPECT_EQ(again.get(Event::kCopiedPieces), 0);
   }
 }
 
 // Host memory may be unmapped behind the cache's back: never registered, always copied.
 TEST_P(OfiZeroCopyTest, HostBufferGoesThroughTheRing) {
-  std::vector<std::byte> host(kMessage);
-  fillPattern(host, 3);
-  auto cluster = connect();
-  ASSERT_TRUE(cluster);
-  CounterDelta delta;
-  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 3));
-  EXPECT_EQ(delta.get().zeroCopyPieces, 0);
-  EXPECT_EQ(delta.get().copiedPieces, 4);
-  EXPECT_EQ(delta.get().registrations, 0);
-  EXPECT_EQ(delta.get().cacheHits, 0);
+  CounterDelta<Event> delta;
+  ASSERT_TRUE(sendHostBuffer(3));
+  EXPECT_EQ(delta.get(Event::kZeroCopyPieces), 0);
+  EXPECT_EQ(delta.get(Event::kCopiedPieces), 4);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 0);
+  EXPECT_EQ(delta.get(Event::kCacheHits), 0);
 }
 
 // Without (pretended) local registration the same host buffer goes zero-copy, unregistered.
@@ -115,15 +123,11 @@ TEST_P(OfiZeroCopyTest, HostBufferGoesZeroCopyWithoutMrLocal) {
   Result<InfoPtr> info = chooseProvider(true);
   ASSERT_TRUE(info.isOk()) << info.status().message();
   if ((*info)->domain_attr->mr_mode & FI_MR_LOCAL) GTEST_SKIP() << "provider needs FI_MR_LOCAL";
-  std::vector<std::byte> host(kMessage);
-  fillPattern(host, 4);
-  auto cluster = connect();
-  ASSERT_TRUE(cluster);
-  CounterDelta delta;
-  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 4));
-  EXPECT_EQ(delta.get().zeroCopyPieces, 4);
-  EXPECT_EQ(delta.get().copiedPieces, 0);
-  EXPECT_EQ(delta.get().registrations, 0);
+  CounterDelta<Event> delta;
+  ASSERT_TRUE(sendHostBuffer(4));
+  EXPECT_EQ(delta.get(Event::kZeroCopyPieces), 4);
+  EXPECT_EQ(delta.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 0);
 }
 
 // One message from each of more windows than the cache holds: it stays at its bound by
@@ -135,27 +139,26 @@ TEST_P(OfiZeroCopyTest, ManyWindowsStayWithinTheBound) {
   DeviceWindows device(kWindows);
   ASSERT_TRUE(device.ok());
   for (size_t i = 0; i < kWindows; ++i) fill(device.window(i), kBytes, 100 + i);
-  CounterDelta delta;
+  CounterDelta<Event> delta;
   {
     auto cluster = connect();
     ASSERT_TRUE(cluster);
     for (size_t i = 0; i < kWindows; ++i) {
       ASSERT_TRUE(transfer(*cluster, device.window(i), kBytes, i)) << "window " << i;
     }
-    CounterValues after = delta.get();
-    EXPECT_EQ(after.registrations, static_cast<int64_t>(kWindows));
-    EXPECT_EQ(after.evictions, static_cast<int64_t>(kExtra));
-    EXPECT_EQ(after.liveRegistrations, static_cast<int64_t>(MrCache::kMaxEntries));
-    EXPECT_EQ(after.zeroCopyPieces, static_cast<int64_t>(kWindows));
-    EXPECT_EQ(after.cacheHits, 0);
+    EXPECT_EQ(delta.get(Event::kRegistrations), static_cast<int64_t>(kWindows));
+    EXPECT_EQ(delta.get(Event::kEvictions), static_cast<int64_t>(kExtra));
+    EXPECT_EQ(delta.get(Event::kLiveRegistrations), static_cast<int64_t>(MrCache::kMaxEntries));
+    EXPECT_EQ(delta.get(Event::kZeroCopyPieces), static_cast<int64_t>(kWindows));
+    EXPECT_EQ(delta.get(Event::kCacheHits), 0);
     // The newest window is still cached; the oldest was evicted and registers again.
     ASSERT_TRUE(transfer(*cluster, device.window(kWindows - 1), kBytes, kWindows));
-    EXPECT_EQ(delta.get().cacheHits, 1);
+    EXPECT_EQ(delta.get(Event::kCacheHits), 1);
     ASSERT_TRUE(transfer(*cluster, device.window(0), kBytes, kWindows + 1));
-    EXPECT_EQ(delta.get().registrations, static_cast<int64_t>(kWindows + 1));
-    EXPECT_EQ(delta.get().liveRegistrations, static_cast<int64_t>(MrCache::kMaxEntries));
+    EXPECT_EQ(delta.get(Event::kRegistrations), static_cast<int64_t>(kWindows + 1));
+    EXPECT_EQ(delta.get(Event::kLiveRegistrations), static_cast<int64_t>(MrCache::kMaxEntries));
   }
-  EXPECT_EQ(delta.get().liveRegistrations, 0);
+  EXPECT_EQ(delta.get(Event::kLiveRegistrations), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, OfiZeroCopyTest, ::testing::Values("tcp", "shm"),

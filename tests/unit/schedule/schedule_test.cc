@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace trnccl::schedule {
@@ -99,6 +100,18 @@ TEST(ScheduleScratch, MemoryMapsOnlyTheScratchSpace) {
   int local = 0;
   EXPECT_EQ(memory.map(&local), &local);  // a real buffer is left alone
   EXPECT_EQ(memory.map(static_cast<void*>(nullptr)), nullptr);
+}
+
+// The local reduction neither receives nor sends; a duplicated write shows both destinations.
+TEST(Primitives, LocalReduceAndDuplicatedWrite) {
+  EXPECT_FALSE(receives(Primitive::kReduce));
+  EXPECT_FALSE(sends(Primitive::kReduce));
+  EXPECT_STREQ(primitiveName(Primitive::kReduce), "reduce");
+  Schedule s;
+  s.add(Step{
+      .prim = Primitive::kRecvCopySend, .recvPeer = 1, .sendPeer = 3, .sendPeer2 = 5, .count = 4});
+  EXPECT_NE(s.dump().find("recvCopySend       recv   1 send   3,5 "), std::string::npos)
+      << s.dump();
 }
 
 }  // namespace

@@ -23,9 +23,9 @@ struct Outcome {
   explicit Outcome(Status s) : status(std::move(s)) {}
   Status status;
   std::string mode;  // this rank's send mode
-  uint64_t cma = 0;  // receiver-side counter deltas
-  uint64_t arena = 0;
-  uint64_t inlined = 0;
+  int64_t cma = 0;   // receiver-side counter deltas
+  int64_t arena = 0;
+  int64_t inlined = 0;
 };
 
 // One rank of a two-process exchange: sends `bytes` to the other rank and receives as many.
@@ -49,9 +49,7 @@ Outcome exchangeAcross(int rank, int fd, uint64_t hash, Memory memory) {
     }
     src = static_cast<const std::byte*>(device);
   }
-  testing::Counters& counters = testing::counters();
-  uint64_t cma = counters.cmaDescriptors, arena = counters.arenaDescriptors,
-           inlined = counters.inlineRecords;
+  CounterDelta<testing::Event> counted;
   outcome.status = connection->beginSend(5, kLarge);
   if (outcome.status) outcome.status = connection->beginRecv(5, kLarge);
   if (outcome.status) {
@@ -66,9 +64,9 @@ Outcome exchangeAcross(int rank, int fd, uint64_t hash, Memory memory) {
   }
   // The peer may still read our buffer until it acknowledged; drive() waited for sendDone.
   if (device != nullptr) (void)trnrtFree(device);
-  outcome.cma = counters.cmaDescriptors - cma;
-  outcome.arena = counters.arenaDescriptors - arena;
-  outcome.inlined = counters.inlineRecords - inlined;
+  outcome.cma = counted.get(testing::Event::kCmaDescriptors);
+  outcome.arena = counted.get(testing::Event::kArenaDescriptors);
+  outcome.inlined = counted.get(testing::Event::kInlineRecords);
   // Keep the mappings until the peer is done with ours too.
   if (outcome.status) outcome.status = oob.barrier();
   return outcome;
@@ -99,7 +97,7 @@ int childExchange(int fd, uint64_t hash, Memory memory, bool expectZeroCopy) {
     fmt::print(stderr, "child: {}\n", outcome.status.message());
     return 1;
   }
-  uint64_t zeroCopy = memory == Memory::kHost ? outcome.cma : outcome.arena;
+  int64_t zeroCopy = memory == Memory::kHost ? outcome.cma : outcome.arena;
   return expectZeroCopy == (zeroCopy > 0) ? 0 : 2;
 }
 
@@ -114,11 +112,11 @@ TEST(ShmProcess, HostBufferCrossesByCmaOrFallsBack) {
   EXPECT_TRUE(leftoverSegments(hash).empty());
   if (outcome.mode.find("CMA") == std::string::npos) {
     // Still correct through the FIFO; say why zero-copy was not exercised.
-    EXPECT_GT(outcome.inlined, 0u);
+    EXPECT_GT(outcome.inlined, 0);
     GTEST_SKIP() << "process_vm_readv not permitted here (" << outcome.mode << ")";
   }
   EXPECT_EQ(exitCode, 0);
-  EXPECT_GT(outcome.cma, 0u);
+  EXPECT_GT(outcome.cma, 0);
 }
 
 TEST(ShmProcess, CmaDisabledCopiesThroughFifo) {
@@ -130,8 +128,8 @@ TEST(ShmProcess, CmaDisabledCopiesThroughFifo) {
   ::close(fds[0]);
   EXPECT_EQ(waitChild(pid), 0);
   ASSERT_TRUE(outcome.status.isOk()) << outcome.status.message();
-  EXPECT_EQ(outcome.cma, 0u);
-  EXPECT_GT(outcome.inlined, 0u);
+  EXPECT_EQ(outcome.cma, 0);
+  EXPECT_GT(outcome.inlined, 0);
 }
 
 TEST(ShmProcess, DeviceBufferIsReadFromTheMappedArena) {
@@ -156,7 +154,7 @@ TEST(ShmProcess, DeviceBufferIsReadFromTheMappedArena) {
     GTEST_SKIP() << "/proc/<pid>/fd not accessible here (" << outcome.mode << ")";
   }
   EXPECT_EQ(exitCode, 0);
-  EXPECT_GT(outcome.arena, 0u);
+  EXPECT_GT(outcome.arena, 0);
 }
 
 TEST(ShmProcess, CheckPeerDetectsKilledChild) {

@@ -15,39 +15,6 @@ namespace {
 
 constexpr size_t kFifo = 64 << 10;
 
-uint64_t tagOf(size_t step, int from, int to) {
-  return (uint64_t{step} << 32) | (static_cast<uint64_t>(from) << 16) | static_cast<uint64_t>(to);
-}
-
-uint64_t seedOf(size_t step, int from, int to) { return tagOf(step, from, to) * 31 + 5; }
-
-// One step of the ring test for rank r: send to each target, receive from each source, check.
-Status ringStep(Cluster& cluster, int r, size_t step, size_t bytes,
-                const std::vector<std::pair<int, Connection*>>& links) {
-  std::vector<std::vector<std::byte>> out(links.size()), in(links.size());
-  std::vector<SendOp> sends;
-  std::vector<RecvOp> recvs;
-  for (size_t i = 0; i < links.size(); ++i) {
-    auto [peer, connection] = links[i];
-    out[i].resize(bytes);
-    in[i].assign(bytes, std::byte{0xee});
-    fillPattern(out[i], seedOf(step, r, peer));
-    TRN_TRY(connection->beginSend(tagOf(step, r, peer), bytes));
-    TRN_TRY(connection->beginRecv(tagOf(step, peer, r), bytes));
-    sends.push_back({connection, out[i].data(), bytes});
-    recvs.push_back({connection, in[i].data(), bytes});
-  }
-  TRN_TRY(drive(cluster.ranks[static_cast<size_t>(r)]->bell, sends, recvs));
-  for (size_t i = 0; i < links.size(); ++i) {
-    std::vector<std::byte> expected(bytes);
-    fillPattern(expected, seedOf(step, links[i].first, r));
-    if (in[i] != expected) {
-      return internalError("rank {}: {} bytes from rank {} differ", r, bytes, links[i].first);
-    }
-  }
-  return Status::ok();
-}
-
 class ShmRing : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 // Each rank sends to its next and its previous rank at once (one ring each way; with two ranks
@@ -59,20 +26,13 @@ TEST_P(ShmRing, ExchangesOddAndLargeSizesBothWays) {
   const std::vector<size_t> sizes = {0, 1, 7, 4096 + 3, kFifo * 3 + 5, (8 << 20) + 3};
 
   Cluster cluster(n);
-  auto peersOf = [n](int r) {
-    std::vector<int> peers = {(r + 1) % n};
-    if ((r + n - 1) % n != peers[0]) peers.push_back((r + n - 1) % n);
-    return peers;
-  };
-  ASSERT_TRUE(cluster.connect(peersOf).isOk()) << cluster.statuses[0].message();
+  ASSERT_TRUE(cluster.connect([n](int r) { return ringPeers(r, n); }).isOk())
+      << cluster.statuses[0].message();
   EXPECT_TRUE(leftoverSegments(cluster.hash).empty());
 
   Status status = cluster.runEach([&](int r) -> Status {
-    std::vector<int> peers = peersOf(r);
-    std::vector<std::pair<int, Connection*>> links;
-    for (size_t i = 0; i < peers.size(); ++i) links.emplace_back(peers[i], cluster.conn(r, i));
     for (size_t step = 0; step < sizes.size(); ++step) {
-      TRN_TRY(ringStep(cluster, r, step, sizes[step], links));
+      TRN_TRY(exchangeStep(cluster.bell(r), r, step, sizes[step], cluster.links(r)));
     }
     return Status::ok();
   });
@@ -115,7 +75,7 @@ TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
 
   std::vector<std::byte> out(1 << 20);
   fillPattern(out, 3);
-  uint64_t before = testing::counters().pointerDescriptors.load();
+  CounterDelta<testing::Event> counted;
   ASSERT_TRUE(sender->beginSend(7, out.size()).isOk());
   Result<size_t> taken = sender->sendSome(out.data(), out.size());
   ASSERT_TRUE(taken.isOk());
@@ -136,7 +96,7 @@ TEST(ShmZeroCopy, SameProcessHandsOutTheSendersBuffer) {
   EXPECT_EQ(seen, out.size());
   EXPECT_TRUE(inPlace);
   EXPECT_TRUE(sender->sendDone().value());
-  EXPECT_EQ(testing::counters().pointerDescriptors.load(), before + 1);
+  EXPECT_EQ(counted.get(testing::Event::kPointerDescriptors), 1);
 }
 
 TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {

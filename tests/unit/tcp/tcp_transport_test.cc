@@ -13,43 +13,9 @@ namespace {
 
 constexpr size_t kBuffer = 256 << 10;  // small staging, so large messages wrap the rings often
 
-uint64_t tagOf(size_t step, int from, int to) {
-  return (uint64_t{step} << 32) | (static_cast<uint64_t>(from) << 16) | static_cast<uint64_t>(to);
-}
-
-uint64_t seedOf(size_t step, int from, int to) { return tagOf(step, from, to) * 31 + 5; }
-
-std::vector<int> ringPeers(int r, int n) {
-  std::vector<int> peers = {(r + 1) % n};
-  if ((r + n - 1) % n != peers[0]) peers.push_back((r + n - 1) % n);
-  return peers;
-}
-
-// One step for rank r: send to each linked peer and receive from each at once, then check.
-Status ringStep(Cluster& cluster, int r, size_t step, size_t bytes,
-                const std::vector<std::pair<int, Connection*>>& links) {
-  std::vector<std::vector<std::byte>> out(links.size()), in(links.size());
-  std::vector<SendOp> sends;
-  std::vector<RecvOp> recvs;
-  for (size_t i = 0; i < links.size(); ++i) {
-    auto [peer, connection] = links[i];
-    out[i].resize(bytes);
-    in[i].assign(bytes, std::byte{0xee});
-    fillPattern(out[i], seedOf(step, r, peer));
-    TRN_TRY(connection->beginSend(tagOf(step, r, peer), bytes));
-    TRN_TRY(connection->beginRecv(tagOf(step, peer, r), bytes));
-    sends.push_back({connection, out[i].data(), bytes});
-    recvs.push_back({connection, in[i].data(), bytes});
-  }
-  TRN_TRY(drive(cluster.bell(r), sends, recvs));
-  for (size_t i = 0; i < links.size(); ++i) {
-    std::vector<std::byte> expected(bytes);
-    fillPattern(expected, seedOf(step, links[i].first, r));
-    if (in[i] != expected) {
-      return internalError("rank {}: {} bytes from rank {} differ", r, bytes, links[i].first);
-    }
-  }
-  return Status::ok();
+// One exchange step of rank r with its linked peers.
+Status ringStep(Cluster& cluster, int r, size_t step, size_t bytes, const Links& links) {
+  return exchangeStep(cluster.bell(r), r, step, bytes, links);
 }
 
 class TcpRing : public ::testing::TestWithParam<std::tuple<int, int>> {};
@@ -70,11 +36,8 @@ TEST_P(TcpRing, ExchangesOddAndLargeSizesBothWays) {
   const std::vector<size_t> sizes = {1, 7, 4096 + 3, first->bufferBytes() * 3 + 5, (8 << 20) + 3};
 
   Status status = cluster.runEach([&](int r) -> Status {
-    std::vector<int> peers = ringPeers(r, n);
-    std::vector<std::pair<int, Connection*>> links;
-    for (size_t i = 0; i < peers.size(); ++i) links.emplace_back(peers[i], cluster.conn(r, i));
     for (size_t step = 0; step < sizes.size(); ++step) {
-      TRN_TRY(ringStep(cluster, r, step, sizes[step], links));
+      TRN_TRY(ringStep(cluster, r, step, sizes[step], cluster.links(r)));
     }
     return Status::ok();
   });
@@ -104,7 +67,7 @@ TEST(TcpStriping, ManyMessagesAcrossFourSockets) {
                                      33,
                                      5 * kChunkBytes + kChunkBytes / 2};
   Status status = cluster.runEach([&](int r) -> Status {
-    std::vector<std::pair<int, Connection*>> links{{1 - r, cluster.conn(r, 0)}};
+    Links links = cluster.links(r);
     for (size_t round = 0; round < 3; ++round) {
       for (size_t i = 0; i < sizes.size(); ++i) {
         TRN_TRY(ringStep(cluster, r, round * sizes.size() + i, sizes[i], links));
@@ -123,7 +86,7 @@ TEST(TcpSetup, RankWithoutPeersTakesPart) {
   EXPECT_TRUE(cluster.connections[1].empty());
   status = cluster.runEach([&](int r) -> Status {
     if (r == 1) return Status::ok();
-    return ringStep(cluster, r, 0, 1000, {{2 - r, cluster.conn(r, 0)}});
+    return ringStep(cluster, r, 0, 1000, cluster.links(r));
   });
   EXPECT_TRUE(status.isOk()) << status.message();
 }
@@ -132,13 +95,8 @@ TEST(TcpSetup, Ipv6Loopback) {
   EnvGuard family("TRNCCL_SOCKET_FAMILY", "AF_INET6");
   Cluster cluster(3);
   ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
-  Status status = cluster.runEach([&](int r) -> Status {
-    std::vector<std::pair<int, Connection*>> links;
-    for (int p = 0, i = 0; p < 3; ++p) {
-      if (p != r) links.emplace_back(p, cluster.conn(r, static_cast<size_t>(i++)));
-    }
-    return ringStep(cluster, r, 0, (1 << 20) + 1, links);
-  });
+  Status status = cluster.runEach(
+      [&](int r) -> Status { return ringStep(cluster, r, 0, (1 << 20) + 1, cluster.links(r)); });
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
@@ -160,14 +118,9 @@ TEST(TcpStaging, SenderNeedsNoReceiverForHalfTheBuffer) {
   std::vector<std::byte> out(sender->bufferBytes() / 2);
   fillPattern(out, 1);
   ASSERT_TRUE(sender->beginSend(5, out.size()).isOk());
-  size_t taken = 0;
-  Deadline deadline = Deadline::after(5s);
-  while (taken < out.size() && !deadline.expired()) {
-    Result<size_t> n = sender->sendSome(out.data() + taken, out.size() - taken);
-    ASSERT_TRUE(n.isOk()) << n.status().message();
-    taken += *n;
-  }
-  EXPECT_EQ(taken, out.size());
+  Result<size_t> taken = offer(*sender, out.data(), out.size());
+  ASSERT_TRUE(taken.isOk()) << taken.status().message();
+  EXPECT_EQ(*taken, out.size());
   std::vector<std::byte> in(out.size());
   std::vector<SendOp> sends{{sender, out.data(), out.size(), out.size()}};
   std::vector<RecvOp> recvs{{cluster.conn(1, 0), in.data(), in.size()}};
@@ -183,13 +136,8 @@ TEST(TcpHygiene, DescriptorsAndThreadsBackToBaseline) {
     EnvGuard sockets("TRNCCL_SOCKET_NSOCKS", "2");
     Cluster cluster(4);
     ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
-    Status status = cluster.runEach([&](int r) -> Status {
-      std::vector<std::pair<int, Connection*>> links;
-      for (int p = 0, i = 0; p < 4; ++p) {
-        if (p != r) links.emplace_back(p, cluster.conn(r, static_cast<size_t>(i++)));
-      }
-      return ringStep(cluster, r, 0, 300000, links);
-    });
+    Status status = cluster.runEach(
+        [&](int r) -> Status { return ringStep(cluster, r, 0, 300000, cluster.links(r)); });
     EXPECT_TRUE(status.isOk()) << status.message();
   };
   exercise();  // first use may open process-wide descriptors of libraries
@@ -205,9 +153,8 @@ TEST(TcpHygiene, TransportAndConnectionsDieInEitherOrder) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connectAll().isOk());
   cluster.ranks[0]->transport.reset();
-  Status status = cluster.runEach([&](int r) -> Status {
-    return ringStep(cluster, r, 0, 70000, {{1 - r, cluster.conn(r, 0)}});
-  });
+  Status status = cluster.runEach(
+      [&](int r) -> Status { return ringStep(cluster, r, 0, 70000, cluster.links(r)); });
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 

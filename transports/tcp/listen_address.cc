@@ -1,6 +1,4 @@
-#include "transports/tcp/address.h"
-
-#include <fmt/format.h>
+#include "transports/tcp/listen_address.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,19 +7,6 @@ namespace trnccl::transport::tcp {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
-
-std::string nameOf(const tcp::endpoint& endpoint) {
-  if (endpoint.address().is_v6()) {
-    return fmt::format("[{}]:{}", endpoint.address().to_string(), endpoint.port());
-  }
-  return fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
-}
-
-std::string remoteName(const tcp::socket& socket) {
-  boost::system::error_code ec;
-  tcp::endpoint endpoint = socket.remote_endpoint(ec);
-  return ec ? std::string("unknown address") : nameOf(endpoint);
-}
 
 tcp::endpoint endpointOf(const ListenAddress& address) {
   if (address.family == 6) {

@@ -1,4 +1,4 @@
-#include "transports/tcp/interfaces.h"
+#include "transports/net/interfaces.h"
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -10,7 +10,7 @@
 
 #include "common/env.h"
 
-namespace trnccl::transport::tcp {
+namespace trnccl::transport::net {
 namespace {
 
 namespace ip = boost::asio::ip;
@@ -32,13 +32,12 @@ std::optional<ip::address> toAddress(const sockaddr* sa) {
   return std::nullopt;
 }
 
-// The first IPv4 address among interfaces that `selected` accepts, else the first IPv6 one.
-template <typename Pred>
+// The first IPv4 address among interfaces that `spec` selects, else the first IPv6 one.
 std::optional<Interface> pick(const std::vector<Interface>& all, std::string_view family,
-                              Pred selected) {
+                              std::string_view spec) {
   const Interface* v6 = nullptr;
   for (const Interface& i : all) {
-    if (!selected(i.name)) continue;
+    if (!matchInterface(i.name, spec)) continue;
     if (i.address.is_v4() && family != "AF_INET6") return i;
     if (i.address.is_v6() && family != "AF_INET" && v6 == nullptr) v6 = &i;
   }
@@ -90,27 +89,24 @@ bool matchInterface(std::string_view name, std::string_view spec) {
 Result<Interface> selectInterface(const std::vector<Interface>& all, std::string_view spec,
                                   std::string_view family) {
   if (!family.empty() && family != "AF_INET" && family != "AF_INET6") {
-    return invalidArgument("tcp: TRNCCL_SOCKET_FAMILY={} is neither AF_INET nor AF_INET6", family);
+    return invalidArgument("net: TRNCCL_SOCKET_FAMILY={} is neither AF_INET nor AF_INET6", family);
   }
-  auto by = [](std::string_view s) {
-    return [s](std::string_view name) { return matchInterface(name, s); };
-  };
+  std::string only = family.empty() ? "" : fmt::format("{} ", family);
   if (!spec.empty()) {
-    if (auto chosen = pick(all, family, by(spec))) return *chosen;
-    return invalidArgument("tcp: no {}interface matches TRNCCL_SOCKET_IFNAME={} (up: {})",
-                           family.empty() ? "" : fmt::format("{} ", family), spec, names(all));
+    if (auto chosen = pick(all, family, spec)) return *chosen;
+    return invalidArgument("net: no {}interface matches TRNCCL_SOCKET_IFNAME={} (up: {})", only,
+                           spec, names(all));
   }
   // As NCCL: loopback and docker bridges only when nothing else is up.
   for (std::string_view fallback : {"^docker,lo", "docker", "lo"}) {
-    if (auto chosen = pick(all, family, by(fallback))) return *chosen;
+    if (auto chosen = pick(all, family, fallback)) return *chosen;
   }
-  return invalidArgument("tcp: no usable {}interface (up: {})",
-                         family.empty() ? "" : fmt::format("{} ", family), names(all));
+  return invalidArgument("net: no usable {}interface (up: {})", only, names(all));
 }
 
-Result<Interface> chooseListenInterface() {
+Result<Interface> chooseInterface() {
   return selectInterface(localInterfaces(), env::getString("TRNCCL_SOCKET_IFNAME", ""),
                          env::getString("TRNCCL_SOCKET_FAMILY", ""));
 }
 
-}  // namespace trnccl::transport::tcp
+}  // namespace trnccl::transport::net
