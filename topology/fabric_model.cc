@@ -41,6 +41,11 @@ Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layou
     for (int jc = 0; jc < chips; ++jc) {
       f.portUp_.push_back(f.add(ResourceKind::kPortUp, jc, jc, port.bandwidthGbps, port.latencyUs));
       f.portDown_.push_back(f.add(ResourceKind::kPortDown, jc, jc, port.bandwidthGbps, 0));
+      if (const auto& cross = topo.fabric.crossLink) {
+        f.crossUp_.push_back(
+            f.add(ResourceKind::kCrossUp, jc, jc, cross->bandwidthGbps, cross->latencyUs));
+        f.crossDown_.push_back(f.add(ResourceKind::kCrossDown, jc, jc, cross->bandwidthGbps, 0));
+      }
     }
   }
   for (int base = 0; base < chips; base += perCopy) {
@@ -76,6 +81,10 @@ std::string FabricModel::resourceName(int id) const {
       return fmt::format("switch port {} up", r.a);
     case ResourceKind::kPortDown:
       return fmt::format("switch port {} down", r.a);
+    case ResourceKind::kCrossUp:
+      return fmt::format("switch tier {} up", r.a);
+    case ResourceKind::kCrossDown:
+      return fmt::format("switch tier {} down", r.a);
     case ResourceKind::kNicOut:
       return fmt::format("nic {}.{} out", r.a, r.b);
     case ResourceKind::kNicIn:
@@ -149,6 +158,13 @@ Result<Path> FabricModel::route(int from, int to) const {
   const int cpi = topo_.chipsPerInstance, perCopy = topo_.instances * cpi;
   const bool sameCopy = a / perCopy == b / perCopy, sameInstance = a / cpi == b / cpi;
   const FabricKind kind = topo_.fabric.kind;
+  // Servers of one switch description: through the switch's narrower higher tier when the
+  // description has one (its latency, as topology::routeBetween counts it), else the ports.
+  if (sameCopy && kind == FabricKind::kSwitch && !sameInstance && !crossUp_.empty()) {
+    TRN_TRY(push(crossUp_[a], r));
+    TRN_TRY(push(crossDown_[b], r));
+    return r;
+  }
   if (sameCopy && kind == FabricKind::kSwitch) {
     TRN_TRY(push(portUp_[a], r));
     TRN_TRY(push(portDown_[b], r));
@@ -161,9 +177,10 @@ Result<Path> FabricModel::route(int from, int to) const {
   }
   if (!sameInstance && topo_.network) {
     const int ia = layout_.place(from).instance, ib = layout_.place(to).instance;
-    const int per = std::max(1, layout_.ranksPerInstance);
-    const int na = layout_.place(from).localRank * nics_ / per;
-    const int nb = layout_.place(to).localRank * nics_ / per;
+    // Each chip sends through its NIC (rail), network.nic_of_chip.
+    const std::vector<int>& nicOf = topo_.network->nicOfChip;
+    const int na = nicOf[static_cast<size_t>(layout_.place(from).chip)];
+    const int nb = nicOf[static_cast<size_t>(layout_.place(to).chip)];
     TRN_TRY(push(nicOut_[ia * nics_ + na], r));
     TRN_TRY(push(nicIn_[ib * nics_ + nb], r));
     return r;

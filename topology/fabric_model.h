@@ -8,11 +8,12 @@
 // bandwidth: messages on a link share its time, so k of them take k times as long.
 //
 // Routes: same chip → its on-chip DMA; a link written in the description → that link; a switch
-// → the sender's port up and the receiver's port down (one hop); a torus → dimension order, Z
+// → the sender's port up and the receiver's port down (one hop), or between servers of a switch
+// with a cross_link its narrower tier up and down instead; a torus → dimension order, Z
 // first, then along the row, then along the column, each the short way round (one directed link
 // per hop, latencies summed); different instances without a NeuronLink path → the sender's NIC
 // out and the receiver's NIC in, at the description's EFA bandwidth divided among its NICs, a
-// rank using NIC (local rank × NICs / ranks per instance).
+// rank using its chip's NIC (network.nic_of_chip).
 //
 // Reductions: a rank reduces at its share of its chip's HBM bandwidth (the chip's divided by its
 // ranks), 3 bytes of HBM traffic per byte reduced (two reads and a write), 2 per byte copied.
@@ -30,12 +31,14 @@
 namespace trnccl::topology {
 
 enum class ResourceKind : uint8_t {
-  kLink,      // a NeuronLink direction (torus or Z), or a link written in the description
-  kPortUp,    // a chip's port into the switch
-  kPortDown,  // a chip's port out of the switch
-  kNicOut,    // an EFA NIC, sending
-  kNicIn,     // an EFA NIC, receiving
-  kChipDma,   // transfers between cores of one chip
+  kLink,       // a NeuronLink direction (torus or Z), or a link written in the description
+  kPortUp,     // a chip's port into the switch
+  kPortDown,   // a chip's port out of the switch
+  kCrossUp,    // a chip's path into the switch's higher tier, to other servers (cross_link)
+  kCrossDown,  // ... and out of it
+  kNicOut,     // an EFA NIC, sending
+  kNicIn,      // an EFA NIC, receiving
+  kChipDma,    // transfers between cores of one chip
 };
 
 struct Resource {
@@ -85,7 +88,7 @@ class FabricModel {
   std::vector<Resource> resources_;
   // Per job chip: (neighbour chip, directed link resource) pairs, and its ports and DMA.
   std::vector<std::vector<std::pair<int, int>>> links_;
-  std::vector<int> portUp_, portDown_, dma_;
+  std::vector<int> portUp_, portDown_, crossUp_, crossDown_, dma_;
   std::vector<int> nicOut_, nicIn_;  // per job instance * nics + nic
   int nics_ = 1;
   double hbmBytesPerUs_ = 0;

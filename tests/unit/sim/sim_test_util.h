@@ -43,7 +43,7 @@ inline topology::Topology fourChipsOnASwitch() {
 // Instances of one chip and one core, joined by EFA: 10 GB/s per instance over one NIC, 15 µs.
 inline topology::Topology oneChipInstancesOverEfa() {
   topology::Topology t = baseTopology("efa-instances", 1, 1);
-  t.network = topology::Network{{topology::LinkClass::kEfa, 10, 15}, 1};
+  t.network = topology::Network{{topology::LinkClass::kEfa, 10, 15}, 1, {}};
   return t;
 }
 
