@@ -75,8 +75,7 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
     const double queued = m.multiInstance ? extraMessagesUs(n - local + 1) : 0;
-    return flat.latencyUs * hops + queued +
-           (n - 1) * bytesPerPeer / (flat.bandwidth / hops * 1e3);
+    return flat.latencyUs * hops + queued + (n - 1) * bytesPerPeer / (flat.bandwidth / hops * 1e3);
   }
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
