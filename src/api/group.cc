@@ -124,6 +124,25 @@ Result<double> simulate(const std::vector<std::variant<CollectiveCall, P2pCall>>
   return total;
 }
 
+using Calls = std::vector<std::variant<CollectiveCall, P2pCall>>;
+
+// Closes one level of the group (`who`: the function). At the outermost level, takes the group's
+// calls into `calls` and runs its inits; `outermost` says which. An error: the group's first.
+Status closeGroup(const char* who, Calls& calls, bool& outermost) {
+  outermost = false;
+  if (group.depth == 0) {
+    return Status(Code::kInvalidUsage, fmt::format("{} without a matching trncclGroupStart", who));
+  }
+  if (--group.depth > 0) return Status::ok();
+  outermost = true;
+  calls = std::move(group.calls);
+  auto inits = std::move(group.inits);
+  Status error = group.error;
+  group = Group{};
+  Status st = runInits(inits);
+  return error ? st : error;
+}
+
 trncclResult_t p2pCall(const char* what, bool send, void* buf, size_t count, trncclDataType_t type,
                        int peer, trncclComm_t comm, trnrtStream_t stream) {
   if (Status s = checkArgs(what, buf, buf, count, type, trncclSum, false); !s) return fail(s);
@@ -178,18 +197,10 @@ trncclResult_t trncclGroupStart(void) {
 }
 
 trncclResult_t trncclGroupEnd(void) {
-  if (group.depth == 0) {
-    return fail(trnccl::Status(trnccl::Code::kInvalidUsage,
-                               "trncclGroupEnd without a matching trncclGroupStart"));
-  }
-  if (--group.depth > 0) return trncclSuccess;
-  auto calls = std::move(group.calls);
-  auto inits = std::move(group.inits);
-  trnccl::Status error = group.error;
-  group = trnccl::api::Group{};
-  trnccl::Status st = trnccl::api::runInits(inits);
-  if (!error) st = error;
-  if (st) st = trnccl::api::issue(calls);
+  trnccl::api::Calls calls;
+  bool outermost = false;
+  trnccl::Status st = trnccl::api::closeGroup("trncclGroupEnd", calls, outermost);
+  if (st && outermost) st = trnccl::api::issue(calls);
   return st ? trncclSuccess : fail(st);
 }
 
@@ -203,18 +214,11 @@ trncclResult_t trncclGroupSimulateEnd(trncclSimInfo_t* simInfo) {
         "(size {}, magic {:#x})",
         simInfo->size, simInfo->magic));
   }
-  if (group.depth == 0) {
-    return fail(trnccl::Status(trnccl::Code::kInvalidUsage,
-                               "trncclGroupSimulateEnd without a matching trncclGroupStart"));
-  }
-  if (--group.depth > 0) return trncclSuccess;
-  auto calls = std::move(group.calls);
-  auto inits = std::move(group.inits);
-  trnccl::Status error = group.error;
-  group = trnccl::api::Group{};
-  trnccl::Status st = trnccl::api::runInits(inits);
-  if (!error) st = error;
+  trnccl::api::Calls calls;
+  bool outermost = false;
+  trnccl::Status st = trnccl::api::closeGroup("trncclGroupSimulateEnd", calls, outermost);
   if (!st) return fail(st);
+  if (!outermost) return trncclSuccess;
   auto us = trnccl::api::simulate(calls);
   if (!us) return fail(us.status());
   simInfo->estimatedTime = static_cast<float>(*us);
