@@ -163,5 +163,28 @@ TEST(SimEngine, RecorderSeesStepsAndTransfers) {
   EXPECT_EQ(sim.fabric().resourceName(rec.transfers[1].resource), "nic 1.0 in");
 }
 
+// A duplicated write and a local reduction on the switch (ports 1 GB/s, 1 µs; HBM 2 GB/s).
+// Rank 0 sends 1000 bytes to ranks 1 and 2 at once: two transfers through its one port, 1 µs
+// each, one after the other, so its step is over at 2; rank 1's copy leaves the port at 1 and
+// arrives 1 µs later (2), rank 2's leaves at 2 and arrives at 3. Rank 3 reduces 1000 bytes
+// locally: three bytes of HBM traffic per byte at 2000 B/µs, 1.5 µs.
+TEST(SimEngine, DuplicatedWriteAndLocalReduce) {
+  Simulator sim = simulatorFor(testing::fourChipsOnASwitch(), 4);
+  auto out = sim.schedules([](int r) {
+    if (r == 0) {
+      return bytesSchedule(
+          4, {{Step{.prim = Primitive::kSend, .sendPeer = 1, .sendPeer2 = 2, .count = 1000}}});
+    }
+    if (r == 3) return bytesSchedule(4, {{Step{.prim = Primitive::kReduce, .count = 1000}}});
+    return bytesSchedule(4, {{recvFrom(0, 1000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 2);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 2);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[2], 3);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[3], 1.5);
+  EXPECT_EQ(out->messages, 2u);
+}
+
 }  // namespace
 }  // namespace trnccl::sim
