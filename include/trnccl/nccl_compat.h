@@ -27,6 +27,7 @@
 #define NCCL_UNIQUE_ID_BYTES TRNCCL_UNIQUE_ID_BYTES
 #define NCCL_SPLIT_NOCOLOR TRNCCL_SPLIT_NOCOLOR
 #define NCCL_CONFIG_INITIALIZER TRNCCL_CONFIG_INITIALIZER
+#define NCCL_SIM_INFO_INITIALIZER TRNCCL_SIM_INFO_INITIALIZER
 
 typedef trncclComm_t ncclComm_t;
 typedef trncclUniqueId ncclUniqueId;
@@ -35,6 +36,7 @@ typedef trncclDataType_t ncclDataType_t;
 typedef trncclRedOp_t ncclRedOp_t;
 typedef trncclScalarResidence_t ncclScalarResidence_t;
 typedef trncclConfig_t ncclConfig_t;
+typedef trncclSimInfo_t ncclSimInfo_t;
 
 /* ncclResult_t */
 #define ncclSuccess trncclSuccess
@@ -110,5 +112,6 @@ typedef trncclConfig_t ncclConfig_t;
 #define ncclRedOpDestroy trncclRedOpDestroy
 #define ncclGroupStart trncclGroupStart
 #define ncclGroupEnd trncclGroupEnd
+#define ncclGroupSimulateEnd trncclGroupSimulateEnd
 
 #endif /* TRNCCL_NCCL_COMPAT_H_ */

@@ -8,6 +8,7 @@
 #ifndef TRNCCL_TRNCCL_H_
 #define TRNCCL_TRNCCL_H_
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -205,10 +206,28 @@ trncclResult_t trncclRedOpCreatePreMulSum(trncclRedOp_t* op, void* scalar,
 /** Destroys an operator of trncclRedOpCreatePreMulSum; calls that named it may still run. */
 trncclResult_t trncclRedOpDestroy(trncclRedOp_t op, trncclComm_t comm);
 
+/** What trncclGroupSimulateEnd reports (NCCL 2.22's ncclSimInfo_t). Start from
+ *  TRNCCL_SIM_INFO_INITIALIZER. */
+typedef struct {
+  size_t size;          /**< sizeof(trncclSimInfo_t); set by the initializer. */
+  unsigned int magic;   /**< Set by the initializer; detects an uninitialized struct. */
+  unsigned int version; /**< TRNCCL_VERSION_CODE of the caller's header. */
+  float estimatedTime;  /**< Out: the group's operations, one after the other, in microseconds. */
+} trncclSimInfo_t;
+
+#define TRNCCL_SIM_INFO_MAGIC 0x74685283u
+#define TRNCCL_SIM_INFO_INITIALIZER \
+  { sizeof(trncclSimInfo_t), TRNCCL_SIM_INFO_MAGIC, TRNCCL_VERSION_CODE, NAN }
+
 /** Starts a group: operations until the matching trncclGroupEnd are issued together. */
 trncclResult_t trncclGroupStart(void);
 /** Ends a group and issues its operations; reports any error of the group. */
 trncclResult_t trncclGroupEnd(void);
+/** Ends the outermost group without issuing its operations: communicator inits of the group
+ *  run, but no collective or send/receive does. simInfo->estimatedTime gets their time on the
+ *  communicators' modelled topology, every rank's schedule run on trnccl-sim's fabric model
+ *  (docs/SIMULATOR.md). An inner group just ends. */
+trncclResult_t trncclGroupSimulateEnd(trncclSimInfo_t* simInfo);
 
 #ifdef __cplusplus
 }  // extern "C"
