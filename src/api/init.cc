@@ -9,13 +9,10 @@
 using trnccl::Code;
 using trnccl::Status;
 using trnccl::api::fail;
+using trnccl::api::kAbortGrace;
 using trnccl::api::succeed;
 
-namespace {
-
-constexpr auto kAbortGrace = std::chrono::seconds(5);
-
-Status checkConfig(const trncclConfig_t* config) {
+Status trnccl::api::checkConfig(const trncclConfig_t* config) {
   if (config == nullptr) return Status::ok();
   if (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(trncclConfig_t)) {
     return trnccl::invalidArgument(
@@ -31,7 +28,14 @@ Status checkConfig(const trncclConfig_t* config) {
   return Status::ok();
 }
 
-}  // namespace
+trnccl::comm::Config trnccl::api::resolve(const trncclConfig_t* config,
+                                          const trnccl::comm::Config* inherited) {
+  if (config == nullptr) {
+    return inherited != nullptr ? *inherited : trnccl::comm::resolveConfig(1, 0, nullptr, nullptr);
+  }
+  return trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
+                                     config->transports);
+}
 
 void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
                           trnccl::comm::Config cfg) {
@@ -104,13 +108,10 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
     return fail(
         trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
   }
-  if (Status s = checkConfig(config); !s) return fail(s);
+  if (Status s = trnccl::api::checkConfig(config); !s) return fail(s);
   auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
-  trnccl::comm::Config cfg =
-      config == nullptr ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
-                        : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
-                                                      config->topology, config->transports);
+  trnccl::comm::Config cfg = trnccl::api::resolve(config, nullptr);
   auto* handle = new trncclComm();
   handle->nranks = nranks;
   handle->rank = rank;
@@ -208,6 +209,7 @@ trncclResult_t trncclCommGetAsyncError(trncclComm_t comm, trncclResult_t* asyncE
   } else if (!comm->impl) {
     *asyncError = trnccl::api::toResult(comm->initStatus.code());
   } else {
+    comm->impl->poll();  // a failure or revoke the root reported since
     *asyncError = trnccl::api::toResult(comm->impl->asyncError().code());
   }
   return succeed();
