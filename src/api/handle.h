@@ -49,6 +49,10 @@ Status checkConfig(const trncclConfig_t* config);
 comm::Config resolve(const trncclConfig_t* config, const comm::Config* inherited);
 // Runs a communicator's init and stores the outcome in the handle (blocking or deferred).
 void runInit(trncclComm* handle, bootstrap::UniqueId id, comm::Config config);
+// Initialises (blocking) rank `rank` of `nranks` of a communicator made from `parent` (split,
+// shrink) on the parent's device; on success stores it in *newcomm.
+trncclResult_t initChild(const comm::Communicator& parent, int nranks, int rank,
+                         bootstrap::UniqueId id, comm::Config config, trncclComm_t* newcomm);
 
 // Groups (group.cc): inside trncclGroupStart/End, calls are recorded and issued at the end.
 bool inGroup();

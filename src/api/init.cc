@@ -49,6 +49,24 @@ void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
   handle->initializing.store(false);
 }
 
+trncclResult_t trnccl::api::initChild(const trnccl::comm::Communicator& parent, int nranks,
+                                      int rank, trnccl::bootstrap::UniqueId id,
+                                      trnccl::comm::Config cfg, trncclComm_t* newcomm) {
+  cfg.blocking = true;
+  auto* handle = new trncclComm();
+  handle->nranks = nranks;
+  handle->rank = rank;
+  handle->device = parent.device();
+  runInit(handle, id, cfg);
+  if (!handle->impl) {
+    Status s = handle->initStatus;
+    delete handle;
+    return fail(s);
+  }
+  *newcomm = handle;
+  return trncclSuccess;
+}
+
 namespace {
 
 // Waits for running work, then frees. After an abort, work fails fast; if a task still holds the

@@ -122,23 +122,13 @@ trncclResult_t trncclCommShrink(trncclComm_t comm, int* excludeRanksList, int ex
                            idle.message() + "); after an error, use TRNCCL_SHRINK_ABORT"));
   }
   trnccl::comm::Config cfg = trnccl::api::resolve(config, &p.config());
-  cfg.blocking = true;
   auto id = p.shrinkId(*excluded, trnccl::Deadline::after(cfg.initTimeout));
   if (!id) return fail(id.status());
-  auto* handle = new trncclComm();
-  handle->nranks = p.nranks() - static_cast<int>(excluded->size());
-  handle->rank =
-      p.rank() - static_cast<int>(std::lower_bound(excluded->begin(), excluded->end(), p.rank()) -
-                                  excluded->begin());
-  handle->device = p.device();
-  trnccl::api::runInit(handle, *id, cfg);
-  if (!handle->impl) {
-    Status s = handle->initStatus;
-    delete handle;
-    return fail(s);
-  }
-  *newcomm = handle;
-  return trncclSuccess;
+  // Survivors keep their order: a rank's new number is its old one less the excluded below it.
+  int below = static_cast<int>(std::lower_bound(excluded->begin(), excluded->end(), p.rank()) -
+                               excluded->begin());
+  return trnccl::api::initChild(p, p.nranks() - static_cast<int>(excluded->size()),
+                                p.rank() - below, *id, cfg, newcomm);
 }
 
 }  // extern "C"

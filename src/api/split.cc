@@ -74,18 +74,7 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   auto id = trnccl::bootstrap::UniqueId::decode((*round2)[members.front()].id.data());
   if (!id) return fail(id.status());
   trnccl::comm::Config cfg = trnccl::api::resolve(config, &p.config());
-  cfg.blocking = true;
-  auto* handle = new trncclComm();
-  handle->nranks = static_cast<int>(members.size());
-  handle->rank =
+  int rank =
       static_cast<int>(std::find(members.begin(), members.end(), p.rank()) - members.begin());
-  handle->device = p.device();
-  trnccl::api::runInit(handle, *id, cfg);
-  if (!handle->impl) {
-    Status s = handle->initStatus;
-    delete handle;
-    return fail(s);
-  }
-  *newcomm = handle;
-  return trncclSuccess;
+  return trnccl::api::initChild(p, static_cast<int>(members.size()), rank, *id, cfg, newcomm);
 }

@@ -205,6 +205,20 @@ int modeInit(World& w) {
   return 0;
 }
 
+// Says COUNTS: descriptors and threads before (given) and now, once they are back to those
+// counts or after 3 s. Background threads wind down asynchronously (the root, when this rank
+// hosts it).
+void sayCounts(int fdsBefore, int threadsBefore) {
+  int fdsAfter = openFds(), threadsAfter = threads();
+  for (int i = 0; i < 60 && (fdsAfter != fdsBefore || threadsAfter != threadsBefore); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fdsAfter = openFds();
+    threadsAfter = threads();
+  }
+  say("COUNTS " + std::to_string(fdsBefore) + " " + std::to_string(threadsBefore) + " " +
+      std::to_string(fdsAfter) + " " + std::to_string(threadsAfter));
+}
+
 // Rank `blocked` issues an all-reduce its peers never join; another thread aborts the comm.
 // The others init and wait for the test's go. Descriptors and threads are counted before
 // init and after the abort.
@@ -233,15 +247,7 @@ int modeBlock(World& w) {
   say("SYNC " + std::to_string(static_cast<int>(e)));
   say("UNBLOCK_MS " + std::to_string(unblocked - abortAt));
   say("ABORT_MS " + std::to_string(abortMs));
-  // Background threads wind down asynchronously (the root, when this rank hosts it).
-  int fdsAfter = openFds(), threadsAfter = threads();
-  for (int i = 0; i < 60 && (fdsAfter != fdsBefore || threadsAfter != threadsBefore); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fdsAfter = openFds();
-    threadsAfter = threads();
-  }
-  say("COUNTS " + std::to_string(fdsBefore) + " " + std::to_string(threadsBefore) + " " +
-      std::to_string(fdsAfter) + " " + std::to_string(threadsAfter));
+  sayCounts(fdsBefore, threadsBefore);
   return 0;
 }
 
@@ -329,14 +335,7 @@ int modeShrink(World& w) {
   trncclCommDestroy(sub);
   trncclCommAbort(w.comm);
   trnrtStreamDestroy(stream);
-  int fdsAfter = openFds(), threadsAfter = threads();
-  for (int i = 0; i < 60 && (fdsAfter != fdsBefore || threadsAfter != threadsBefore); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fdsAfter = openFds();
-    threadsAfter = threads();
-  }
-  say("COUNTS " + std::to_string(fdsBefore) + " " + std::to_string(threadsBefore) + " " +
-      std::to_string(fdsAfter) + " " + std::to_string(threadsAfter));
+  sayCounts(fdsBefore, threadsBefore);
   say("MAPPED_AFTER " + std::to_string(mappedSegments().size()));
   say("DONE");
   return 0;
