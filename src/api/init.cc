@@ -25,6 +25,10 @@ Status trnccl::api::checkConfig(const trncclConfig_t* config) {
   if (config->timeoutMs < 0) {
     return trnccl::invalidArgument("config->timeoutMs must be >= 0, got {}", config->timeoutMs);
   }
+  if (config->deterministic < -1 || config->deterministic > 1) {
+    return trnccl::invalidArgument("config->deterministic must be -1 (unset), 0 or 1, got {}",
+                                   config->deterministic);
+  }
   return Status::ok();
 }
 
@@ -34,7 +38,7 @@ trnccl::comm::Config trnccl::api::resolve(const trncclConfig_t* config,
     return inherited != nullptr ? *inherited : trnccl::comm::resolveConfig(1, 0, nullptr, nullptr);
   }
   return trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
-                                     config->transports);
+                                     config->transports, config->deterministic);
 }
 
 void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
