@@ -26,6 +26,9 @@
 #define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define NCCL_UNIQUE_ID_BYTES TRNCCL_UNIQUE_ID_BYTES
 #define NCCL_SPLIT_NOCOLOR TRNCCL_SPLIT_NOCOLOR
+#define NCCL_SHRINK_DEFAULT TRNCCL_SHRINK_DEFAULT
+#define NCCL_SHRINK_ABORT TRNCCL_SHRINK_ABORT
+#define NCCL_REVOKE_DEFAULT TRNCCL_REVOKE_DEFAULT
 #define NCCL_CONFIG_INITIALIZER TRNCCL_CONFIG_INITIALIZER
 #define NCCL_SIM_INFO_INITIALIZER TRNCCL_SIM_INFO_INITIALIZER
 
@@ -88,6 +91,8 @@ typedef trncclSimInfo_t ncclSimInfo_t;
 #define ncclCommInitRankConfig trncclCommInitRankConfig
 #define ncclCommInitAll trncclCommInitAll
 #define ncclCommSplit trncclCommSplit
+#define ncclCommShrink trncclCommShrink
+#define ncclCommRevoke trncclCommRevoke
 #define ncclCommFinalize trncclCommFinalize
 #define ncclCommDestroy trncclCommDestroy
 #define ncclCommAbort trncclCommAbort
