@@ -77,6 +77,7 @@ std::string dumpYaml(const Topology& t) {
     out << YAML::Key << "network" << YAML::Value << YAML::Flow << YAML::BeginMap;
     emitLinkFields(out, t.network->link);
     out << YAML::Key << "nics" << YAML::Value << t.network->nics;
+    out << YAML::Key << "nic_of_chip" << YAML::Value << YAML::Flow << t.network->nicOfChip;
     out << YAML::EndMap;
   }
   emitChips(out, t.chips);

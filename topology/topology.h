@@ -61,7 +61,11 @@ struct Fabric {
 // Between instances (or between copies of this description when a job spans several).
 struct Network {
   LinkSpec link;  // cls is kEfa for every built-in; bandwidth per instance
-  int nics = 0;   // NICs per instance (rails)
+  int nics = 0;   // NICs per instance (rails), each with bandwidth / nics
+  // The NIC (rail) each chip of an instance sends through, by local chip (neuron-ls order):
+  // trn1.32xlarge pairs chips on 8 NICs, Trn2 gives every chip its own. Filled by
+  // finalizeTopology when the description leaves it out: consecutive chips share evenly.
+  std::vector<int> nicOfChip;
   bool operator==(const Network&) const = default;
 };
 

@@ -62,6 +62,9 @@ struct RankDims {
 struct Shape {
   Grid torus;      // empty when the ranks don't form a torus grid
   Grid instances;  // empty when all ranks are on one instance
+  // The EFA NIC (rail) each rank's chip uses across instances, by rank; empty without a
+  // network. A grid column (one local rank in every instance) stays on one rail.
+  std::vector<int> rails;
   // Rank rings that step along physical links, one per possible channel; each a permutation
   // of 0..nranks-1. Empty: the ring algorithms walk ranks in natural order.
   std::vector<std::vector<int>> rings;
@@ -78,6 +81,8 @@ struct Shape {
   bool switched = false;
   RankDims switchDims;
 };
+
+struct LinkModel;  // algorithms/cost.h
 
 // One call, type-erased (STYLE.md rule 2). Counts are in elements, as the API's.
 struct CollArgs {
@@ -96,6 +101,10 @@ struct CollArgs {
   // the planner; more than the usable rings of the shape falls back to fewer).
   int channels = 1;
   std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
+  // The cost model's links (set by plan::plan before building): a builder that picks a variant
+  // by the model — the hierarchy's inter-instance step — reads it, as its estimate does. Null:
+  // the default LinkModel.
+  const LinkModel* links = nullptr;
 };
 
 // An empty schedule for one call: the algorithm's name, the call's type, op and rank count.
@@ -107,8 +116,6 @@ inline schedule::Schedule startSchedule(const CollArgs& a, const char* algorithm
   s.nranks = a.nranks;
   return s;
 }
-
-struct LinkModel;  // algorithms/cost.h
 
 // One algorithm of one collective, described in one place: the file that builds it defines its
 // descriptor, registry.cc lists it, and everything else reads it — the tuner (supports,
@@ -127,6 +134,9 @@ struct Algorithm {
   bool usesChannels;
   // This rank's schedule for a call it supports.
   schedule::Schedule (*build)(const CollArgs& args);
+  // Optional: the variant build() runs for this call on these links, for the TUNE log (the
+  // hierarchy's inter-instance step: "ring" or "tree"); null for an algorithm with one form.
+  const char* (*variant)(const CollArgs& args, const LinkModel& links) = nullptr;
 };
 
 // `supports` of an algorithm that runs every call.

@@ -5,6 +5,8 @@
 // modelled links reads the same LinkModel and the same estimates.
 #pragma once
 
+#include <vector>
+
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms {
@@ -12,12 +14,17 @@ namespace trnccl::algorithms {
 // What the model knows of the links between this communicator's ranks (filled from the
 // topology description by plan::describeTopology).
 struct LinkModel {
-  double intraLatencyUs = 1.5;   // one NeuronLink hop
-  double intraBandwidth = 96;    // GB/s per neighbour link
-  double interLatencyUs = 15;    // EFA, HBM to HBM
-  double interBandwidth = 12.5;  // GB/s per rank (instance EFA / ranks per instance)
-  double meshHops = 1;           // average hops of a direct transfer (1 on a switch)
-  bool multiInstance = false;    // ranks span instances joined by the network
+  double intraLatencyUs = 1.5;  // one NeuronLink hop
+  double intraBandwidth = 96;   // GB/s per neighbour link
+  double interLatencyUs = 15;   // EFA, HBM to HBM
+  // GB/s per rank across instances: its rail's NIC (railBandwidth) shared by the ranks of its
+  // instance on that NIC (ranksPerRail). Rails run in parallel, so this is also a rank's share
+  // when every rank of every rail talks across instances at once.
+  double interBandwidth = 12.5;
+  double railBandwidth = 12.5;  // GB/s of one EFA NIC (the instance's EFA / its NICs)
+  int ranksPerRail = 1;         // ranks of an instance on its busiest NIC
+  double meshHops = 1;          // average hops of a direct transfer (1 on a switch)
+  bool multiInstance = false;   // ranks span instances joined by the network
   // The cores of one chip: copies through the chip's DMA engines and HBM.
   double chipLatencyUs = 0.5;
   double chipBandwidth = 820;  // GB/s per chip
@@ -45,6 +52,10 @@ LinkCost chipLink(const LinkModel& m);   // between the cores of one chip
 LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
 LinkCost flatLink(const LinkModel& m);
+
+// The link to a partner at a growing distance within one instance (halving/doubling, trees,
+// Bruck): slowed by half a direct transfer's average torus hops (at least one).
+LinkCost partnerLink(const LinkModel& m);
 
 // Bytes of the whole buffer S, as nccl-tests counts it (the per-rank count times nranks for
 // all-gather, reduce-scatter and all-to-all).
@@ -87,5 +98,30 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer);
 // message costing a little per step. Across instances the EFA share per rank is the
 // bottleneck, which more rings don't widen.
 double flatRingPhase(const CollArgs& a, const LinkModel& m);
+
+// What the messages a rank issues at once beyond the first cost (a DMA descriptor and a
+// semaphore each; on EFA each goes through the rail's send queue): 0.2 us apiece.
+double extraMessagesUs(int messages);
+
+// One level of a tree (root-most first): the link its transfers cross, and how many children
+// its busiest parent receives from.
+struct TreeLevel {
+  LinkCost link;
+  int fanIn = 2;
+};
+
+// A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
+// pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
+// (latency plus fanIn chunks per level, both ways); in steady state a rank receives and sends
+// 2 * fanIn chunks per chunk index of both trees, on the slowest level; at 0.85 of a link's
+// bandwidth (NCCL rates its trees so).
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels);
+
+// Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
+// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, at 0.75 of a link's bandwidth
+// (NCCL rates PAT so). On one instance each step has partnerLink's latency, but the bandwidth
+// of a direct transfer (the late steps, which move the most blocks, go furthest); across
+// instances the network.
+double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

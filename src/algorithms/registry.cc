@@ -5,10 +5,12 @@
 #include "algorithms/allreduce/oneshot.h"
 #include "algorithms/allreduce/rdh.h"
 #include "algorithms/allreduce/ring.h"
+#include "algorithms/allreduce/tree.h"
 #include "algorithms/allreduce/twoshot.h"
 #include "algorithms/allreduce/twotier.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
+#include "algorithms/bruck.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
 #include "algorithms/reduce/chain.h"
@@ -46,6 +48,7 @@ constexpr const Algorithm* kAllReduce[] = {
     &kHierarchicalAllReduce,
     &kMeshAllReduce,
     &allreduce::kRdh,
+    &allreduce::kTree,  // double binary tree (flat, and the hierarchy's inter-instance step)
     // The Trainium fabrics' own (issue 16).
     &allreduce::kKangaRing,  // torus: a ring over one primary rank per chip
     &kTorus3dAllReduce,      // 3D torus
@@ -54,13 +57,12 @@ constexpr const Algorithm* kAllReduce[] = {
     &allreduce::kTwoTier,
 };
 constexpr const Algorithm* kAllGather[] = {
-    &allgather::kRing,  &kTorus2dAllGather, &kHierarchicalAllGather, &kMeshAllGather,
-    &kTorus3dAllGather,  // issue 16
+    &allgather::kRing, &kTorus2dAllGather, &kHierarchicalAllGather,
+    &kMeshAllGather,   &kBruckAllGather,   &kTorus3dAllGather,
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing,       &kTorus2dReduceScatter,
-    &kHierarchicalReduceScatter, &kMeshReduceScatter,
-    &kTorus3dReduceScatter,  // issue 16
+    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter,
+    &kMeshReduceScatter,   &kBruckReduceScatter,   &kTorus3dReduceScatter,
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
 constexpr const Algorithm* kReduce[] = {&reduce::kChain};

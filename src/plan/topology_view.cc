@@ -126,6 +126,20 @@ void describeFabric(const topology::Topology& topo, const topology::Layout& layo
   }
 }
 
+// The rail facts of the model: one NIC's bandwidth, and how many ranks of one instance share
+// the busiest NIC (rails run in parallel; a NIC's ranks split it).
+void describeRails(const topology::Topology& topo, const topology::Layout& layout,
+                   const std::vector<int>& rails, algorithms::LinkModel& m) {
+  const topology::Network& net = *topo.network;
+  m.railBandwidth = net.link.bandwidthGbps / std::max(1, net.nics);
+  std::vector<int> perNic(static_cast<size_t>(std::max(1, net.nics)), 0);
+  for (int r = 0; r < layout.nranks && r < layout.ranksPerInstance; ++r) {
+    ++perNic[static_cast<size_t>(rails[static_cast<size_t>(r)])];
+  }
+  m.ranksPerRail = std::max(1, *std::max_element(perNic.begin(), perNic.end()));
+  m.interBandwidth = m.railBandwidth / m.ranksPerRail;
+}
+
 }  // namespace
 
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
@@ -156,6 +170,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   shape->switched = topo->fabric.kind == topology::FabricKind::kSwitch &&
                     layout->instances <= layout->descInstances;
   (shape->switched ? shape->switchDims : shape->torus3d) = rankDims(*topo, *layout);
+  shape->rails = topology::rankNics(*topo, *layout);
 
   TopologyView view;
   view.name = topo->name;
@@ -169,17 +184,17 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   }
   if (topo->network) {
     m.interLatencyUs = topo->network->link.latencyUs;
-    m.interBandwidth = topo->network->link.bandwidthGbps / std::max(1, layout->ranksPerInstance);
+    describeRails(*topo, *layout, shape->rails, m);
   }
   describeFabric(*topo, *layout, m);
   m.meshHops = averageHops(*topo, *layout);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
-      "mesh hops {:.2f}, {} physical ring(s)",
+      "mesh hops {:.2f}, {} physical ring(s), {} rank(s) per EFA rail",
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
-      shape->rings.size());
+      shape->rings.size(), m.ranksPerRail);
   return view;
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "algorithms/hierarchical.h"
 #include "plan/planner.h"
 #include "plan/topology_view.h"
 
@@ -22,6 +23,17 @@ std::string chosen(const plan::TopologyView& view, algorithms::Collective coll, 
   auto c = plan::choose(a, view.links);
   EXPECT_TRUE(c.isOk()) << c.status().message();
   return c ? c->algorithm->name : "";
+}
+
+// Whether the hierarchy's all-reduce of `bytes` crosses the instances on its tree.
+bool interTree(const plan::TopologyView& view, int nranks, size_t bytes) {
+  algorithms::CollArgs a;
+  a.coll = algorithms::Collective::kAllReduce;
+  a.count = bytes / 4;
+  a.nranks = nranks;
+  a.sliceBytes = 256 * 1024;
+  a.shape = view.shape;
+  return algorithms::hierarchicalInterTree(a, view.links);
 }
 
 TEST(Tuner, Trn1WholeTorus) {
@@ -110,6 +122,40 @@ TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {
   setenv("TRNCCL_ALGO", "hierarchical", 1);  // one instance: declined, tuner falls back
   EXPECT_NE(chosen(*view, algorithms::Collective::kAllReduce, 32, 1024), "hierarchical");
   unsetenv("TRNCCL_ALGO");
+}
+
+// At scale the inter-instance latency dominates small and medium messages: 64 instances of
+// trn1.32xlarge (2048 ranks) take the double binary tree for small all-reduces (11 levels, 7 of
+// them across instances, instead of a ring's 4094 steps), the hierarchy with a tree across the
+// instances for medium ones and a ring across them for the largest, and Bruck's log2 n steps
+// for small all-gathers and reduce-scatters.
+TEST(Tuner, TreesAndBruckAtScale) {
+  auto view = plan::describeTopology("trn1.32xlarge", 2048);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  ASSERT_EQ(view->shape->instances.numRows(), 64);
+  using algorithms::Collective;
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 1024), "tree");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 4 << 20), "hierarchical");
+  EXPECT_TRUE(interTree(*view, 2048, 4 << 20));
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 1 << 30), "hierarchical");
+  EXPECT_FALSE(interTree(*view, 2048, 1 << 30));
+  // Per-rank counts: 16 B each gathers 32 KiB, 64 KiB each 128 MiB.
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 2048, 16), "bruck");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 2048, 16), "bruck");
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 2048, 64 << 10), "hierarchical");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 2048, 64 << 10), "hierarchical");
+}
+
+// Two trn2.48xlarge (256 ranks): a small all-reduce climbs the tree (two of its eight levels
+// cross the network); a large one runs the hierarchy, a ring across the two instances.
+TEST(Tuner, TwoTrn2Instances) {
+  auto view = plan::describeTopology("trn2.48xlarge", 256);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  using algorithms::Collective;
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 256, 1024), "tree");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 256, 64 << 20), "hierarchical");
+  EXPECT_FALSE(interTree(*view, 256, 64 << 20));
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 256, 1 << 20), "hierarchical");
 }
 
 TEST(Tuner, AlgoSpecSyntax) {

@@ -67,6 +67,18 @@ std::vector<Case> cases() {
       }
     }
   }
+  // TRNCCL_TEST_COLLS=allreduce,allgather: only those collectives (a forced algorithm's);
+  // TRNCCL_TEST_MAX_COUNT=n: only counts up to n (16 processes on 2 cores).
+  if (const char* only = std::getenv("TRNCCL_TEST_COLLS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(out, [&](const Case& c) {
+      return list.find(std::string(",") + collName(c.coll) + ",") == std::string::npos;
+    });
+  }
+  if (const char* most = std::getenv("TRNCCL_TEST_MAX_COUNT")) {
+    const size_t limit = std::strtoull(most, nullptr, 10);
+    std::erase_if(out, [&](const Case& c) { return c.count > limit; });
+  }
   return out;
 }
 

@@ -208,6 +208,36 @@ TEST(BadFiles, FieldErrors) {
   expectError("name: [unclosed\n", 2, "");
 }
 
+// Rails: which NIC each chip sends through (network.nic_of_chip), written in every built-in with
+// a network, defaulted to consecutive chips sharing evenly, and checked.
+TEST(Rails, NicOfChip) {
+  const std::vector<int> pairs = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
+  EXPECT_EQ(builtin("trn1.32xlarge").network->nicOfChip, pairs);
+  for (const char* name : {"trn1n.32xlarge", "trn2.48xlarge", "trn2-ultraserver"}) {
+    const std::vector<int> nics = builtin(name).network->nicOfChip;
+    ASSERT_EQ(nics.size(), 16u) << name;
+    for (int c = 0; c < 16; ++c) EXPECT_EQ(nics[c], c) << name;
+  }
+  const std::string net = "network: {class: efa, bandwidth_gbps: 10, latency_us: 15, nics: 2";
+  auto fallback = parseTopology(std::string(kHead) + net + "}\n", "t.yaml");
+  ASSERT_TRUE(fallback) << fallback.status().message();
+  EXPECT_EQ(fallback->network->nicOfChip, (std::vector<int>{0, 0, 1, 1}));
+  auto given = parseTopology(std::string(kHead) + net + ", nic_of_chip: [1, 0, 0, 1]}\n", "t");
+  ASSERT_TRUE(given) << given.status().message();
+  EXPECT_EQ(given->network->nicOfChip, (std::vector<int>{1, 0, 0, 1}));
+  auto back = parseTopology(dumpYaml(*given), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *given);
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 1]}\n", 8,
+              "network.nic_of_chip: 2 entries, one per chip (4) expected");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 1, 2, 0]}\n", 8,
+              "network.nic_of_chip: chip 2 names NIC 2, not one of 0..1");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 0, 0, 0]}\n", 8,
+              "network.nic_of_chip: NIC 1 serves no chip");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, x, 1, 1]}\n", 8,
+              "entry 1 must be an integer");
+}
+
 TEST(BadFiles, MissingFileAndUnknownName) {
   auto missing = loadTopology("/nonexistent/dir/t.yaml");
   ASSERT_FALSE(missing);
