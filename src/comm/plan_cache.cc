@@ -57,9 +57,18 @@ std::shared_ptr<const schedule::Schedule> PlanCache::find(const PlanKey& key) {
 
 std::shared_ptr<const schedule::Schedule> PlanCache::insert(PlanKey key, schedule::Schedule plan) {
   auto p = std::make_shared<const schedule::Schedule>(std::move(plan));
+  const size_t scratch = p->scratchBytes();
+  if (scratch > kMaxPlanScratch) return p;
   std::lock_guard<std::mutex> lock(mu_);
-  if (plans_.size() >= kMaxEntries) plans_.clear();
-  plans_.insert_or_assign(std::move(key), p);
+  if (plans_.size() >= kMaxEntries || scratch_ + scratch > kMaxScratch) {
+    plans_.clear();
+    scratch_ = 0;
+  }
+  auto [it, added] = plans_.try_emplace(std::move(key), p);
+  if (!added) {  // two threads planned the same call: keep the first
+    return it->second;
+  }
+  scratch_ += scratch;
   return p;
 }
 

@@ -48,10 +48,15 @@ class PlanCache {
  public:
   // More distinct signatures than this empty the cache (a program that never repeats a call).
   static constexpr size_t kMaxEntries = 256;
+  // Schedules hold their scratch (partial sums) while cached: one with more than
+  // kMaxPlanScratch is not kept (its transfer dwarfs planning anyway), and the cache empties
+  // before its plans would hold more than kMaxScratch in all.
+  static constexpr size_t kMaxPlanScratch = size_t{4} << 20;
+  static constexpr size_t kMaxScratch = size_t{32} << 20;
 
   // The cached schedule of `key`, or nullptr (counted as a hit or a miss).
   std::shared_ptr<const schedule::Schedule> find(const PlanKey& key);
-  // Caches `plan` under `key`; returns it.
+  // Caches `plan` under `key` (unless its scratch is too large to keep); returns it.
   std::shared_ptr<const schedule::Schedule> insert(PlanKey key, schedule::Schedule plan);
 
   uint64_t hits() const { return hits_; }
@@ -61,6 +66,7 @@ class PlanCache {
  private:
   mutable std::mutex mu_;  // one communicator may be called from several threads
   std::unordered_map<PlanKey, std::shared_ptr<const schedule::Schedule>, PlanKeyHash> plans_;
+  size_t scratch_ = 0;  // scratch bytes of the cached plans
   std::atomic<uint64_t> hits_{0}, misses_{0};
 };
 

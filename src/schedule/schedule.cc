@@ -48,6 +48,7 @@ void Schedule::addGroup(std::vector<Step> group) {
 std::byte* Schedule::allocScratch(size_t bytes) {
   if (!scratch_) scratch_ = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
   scratch_->push_back(std::make_unique_for_overwrite<std::byte[]>(bytes));  // no zero fill
+  scratchBytes_ += bytes;
   return scratch_->back().get();
 }
 

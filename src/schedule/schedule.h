@@ -74,6 +74,8 @@ class Schedule {
 
   // Reserves `bytes` of new scratch and returns it (valid as long as the schedule).
   std::byte* allocScratch(size_t bytes);
+  // Bytes of scratch reserved so far (what keeping the schedule keeps allocated).
+  size_t scratchBytes() const { return scratchBytes_; }
 
   std::string dump() const;
 
@@ -82,6 +84,7 @@ class Schedule {
   // Scratch memory owned by the schedule (partial sums that are forwarded but not kept);
   // shared so that copies of the schedule (it travels into a stream task) stay cheap.
   std::shared_ptr<std::vector<std::unique_ptr<std::byte[]>>> scratch_;
+  size_t scratchBytes_ = 0;
 };
 
 }  // namespace trnccl::schedule

@@ -158,5 +158,31 @@ TEST_F(PlanCache, EveryFieldOfTheSignatureMisses) {
   expectDelta(before, 1, 0, "repeat of an earlier signature");
 }
 
+// A plan whose scratch exceeds kMaxPlanScratch is not kept (the cache would hold the memory):
+// in-place all-to-all copies the whole buffer to scratch first (alltoall/pairwise.cc).
+TEST_F(PlanCache, PlansWithLargeScratchAreNotKept) {
+  const size_t big = comm::PlanCache::kMaxPlanScratch / sizeof(float);  // per block: n x that
+  auto before = snapshot();
+  ranks_.run([&](int r) {
+    void* buf = nullptr;
+    ASSERT_EQ(trnrtMalloc(&buf, kRanks * big * sizeof(float)), trnrtSuccess);
+    std::vector<float> in(kRanks * big, static_cast<float>(r));
+    ASSERT_EQ(trnrtMemcpy(buf, in.data(), in.size() * sizeof(float), trnrtMemcpyHostToDevice),
+              trnrtSuccess);
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_EQ(trncclAlltoAll(buf, buf, big, trncclFloat32, ranks_.comm(r), ranks_.stream(r)),
+                trncclSuccess);
+      ASSERT_EQ(trnrtStreamSynchronize(ranks_.stream(r)), trnrtSuccess);
+    }
+    auto got = Buffers::read(buf, kRanks * big);
+    trnrtFree(buf);
+    // Rank r starts with r everywhere; after the first call its block p holds p (rank p's
+    // block r), after the second rank p's block r again, which was r.
+    for (int p = 0; p < kRanks; ++p) ASSERT_EQ(got[p * big + 7], static_cast<float>(r));
+  });
+  expectDelta(before, 0, 2, "in-place all-to-all with large scratch, twice");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(ranks_.comm(r)->impl->planCache().size(), 0u);
+}
+
 }  // namespace
 }  // namespace trnccl::testing
