@@ -15,9 +15,10 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
     return invalidArgument("{}: invalid datatype {} (valid: 0..{})", what, static_cast<int>(type),
                            trncclNumTypes - 1);
   }
-  if (reduces && (static_cast<int>(op) < 0 || op >= trncclNumOps)) {
-    return invalidArgument("{}: invalid reduction op {} (valid: 0..{})", what, static_cast<int>(op),
-                           trncclNumOps - 1);
+  // Ops from trncclNumOps on may be handles of trncclRedOpCreatePreMulSum (resolveOp).
+  if (reduces && static_cast<int>(op) < 0) {
+    return invalidArgument("{}: invalid reduction op {} (valid: 0..{}, or a handle)", what,
+                           static_cast<int>(op), trncclNumOps - 1);
   }
   size_t elem = device::dataTypeSize(static_cast<device::DataType>(type));
   if (count > SIZE_MAX / elem / 2) {
@@ -33,15 +34,57 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
 
 namespace {
 
+// Runs `fn` with the communicator's device selected when `stream` is NULL: a NULL stream is the
+// default stream of the communicator's device, whichever device the calling thread has
+// selected (one thread may drive communicators on several devices).
+template <typename Fn>
+auto onCommDevice(const comm::Communicator& comm, trnrtStream_t stream, Fn fn) {
+  const int callerDevice = device::currentDevice();
+  if (stream == nullptr) trnrtSetDevice(comm.device());
+  auto result = fn();
+  if (stream == nullptr) trnrtSetDevice(callerDevice);
+  return result;
+}
+
+// Enqueues the multiplication of the send buffer by the operator's scalar into device memory
+// of the communicator's device, and points args.send at it (the collective then sums).
+Result<std::shared_ptr<void>> enqueuePreMul(comm::Communicator& comm, algorithms::CollArgs& args,
+                                            const PreMul& premul, trnrtStream_t stream) {
+  using algorithms::Collective;
+  const size_t count = args.coll == Collective::kReduceScatter
+                           ? args.count * static_cast<size_t>(args.nranks)
+                           : args.count;
+  if (count == 0) return std::shared_ptr<void>();
+  const size_t bytes = count * device::dataTypeSize(args.type);
+  void* raw = nullptr;
+  const int callerDevice = device::currentDevice();
+  trnrtSetDevice(comm.device());
+  const trnrtError_t e = trnrtMalloc(&raw, bytes);
+  trnrtSetDevice(callerDevice);
+  if (e != trnrtSuccess) {
+    return Status(Code::kSystemError, fmt::format("pre-multiplied copy of {} bytes: {}", bytes,
+                                                  trnrtGetLastErrorMessage()));
+  }
+  std::shared_ptr<void> scaled(raw, [](void* p) { trnrtFree(p); });
+  auto task = [scaled, send = args.send, count, premul]() {
+    device::scale(premul.type, scaled.get(), send, count, premul.scalar());
+    return Status::ok();
+  };
+  TRN_TRY(onCommDevice(comm, stream, [&] { return device::enqueue(stream, std::move(task)); }));
+  args.send = scaled.get();
+  return scaled;
+}
+
 // Enqueues `plan` as one task of `comm`. The task's name is `what` (a literal) or, when set,
-// `owned`; it is formatted only when a message needs it (schedule::CallName).
+// `owned`; it is formatted only when a message needs it (schedule::CallName). `keep` lives as
+// long as the task.
 Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Schedule> plan,
                    trnrtStream_t stream, const char* what, std::string owned, bool collective,
-                   std::optional<comm::check::Fingerprint> check) {
+                   std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
   uint64_t seq = comm.beginTask(collective);
   auto* c = &comm;
-  auto task = [c, plan = std::move(plan), seq, what, owned = std::move(owned), collective,
-               check]() {
+  auto task = [c, plan = std::move(plan), seq, what, owned = std::move(owned), collective, check,
+               keep]() {
     schedule::CallName name(owned.empty() ? what : owned.c_str(),
                             collective ? plan->algorithm.c_str() : nullptr, seq);
     Status st = check ? comm::check::verify(*c, *check, seq, name.str()) : Status::ok();
@@ -49,13 +92,10 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
     c->endTask();
     return st;
   };
-  // A NULL stream is the default stream of the communicator's device, whichever device the
-  // calling thread has selected: one thread may drive communicators on several devices.
-  int callerDevice = device::currentDevice();
-  if (stream == nullptr) trnrtSetDevice(comm.device());
   // A task skipped because the stream already failed still ends: destroy waits for it.
-  Status st = device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
-  if (stream == nullptr) trnrtSetDevice(callerDevice);
+  Status st = onCommDevice(comm, stream, [&] {
+    return device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
+  });
   if (!st) comm.endTask();
   return st;
 }
@@ -64,44 +104,55 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
 
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
                        const std::string& what, bool collective,
-                       std::optional<comm::check::Fingerprint> check) {
+                       std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
   return enqueuePlan(comm, std::make_shared<const schedule::Schedule>(std::move(s)), stream, "",
-                     what, collective, check);
+                     what, collective, check, std::move(keep));
 }
 
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
-                  trnrtStream_t stream) {
+                  trnrtStream_t stream, std::optional<PreMul> premul) {
   args.rank = comm.rank();
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
   args.shape = comm.topology().shape;
+  args.deterministic = comm.config().deterministic;
   using algorithms::Collective;
   const size_t elem = device::dataTypeSize(args.type);
   if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||
-       args.coll == Collective::kAlltoAll) &&
+       args.coll == Collective::kAlltoAll || args.coll == Collective::kGather ||
+       args.coll == Collective::kScatter) &&
       args.count > SIZE_MAX / elem / static_cast<size_t>(args.nranks)) {
     return invalidArgument("{}: count {} x {} ranks overflows the addressable size", what,
                            args.count, args.nranks);
   }
-  if (args.coll == Collective::kBroadcast || args.coll == Collective::kReduce) {
+  if (algorithms::rooted(args.coll)) {
     if (args.root < 0 || args.root >= args.nranks) {
       return invalidArgument("{}: root {} not in [0, {})", what, args.root, args.nranks);
     }
-    bool isRoot = args.rank == args.root;
-    if (isRoot && args.count > 0 && args.coll == Collective::kBroadcast && args.send == nullptr) {
-      return invalidArgument("{}: sendbuff is NULL on the root", what);
-    }
-    if (isRoot && args.count > 0 && args.coll == Collective::kReduce && args.recv == nullptr) {
-      return invalidArgument("{}: recvbuff is NULL on the root", what);
+    // The buffers the API checked everywhere are the others; these matter on the root only.
+    const bool rootSends = args.coll == Collective::kBroadcast || args.coll == Collective::kScatter;
+    if (args.rank == args.root && args.count > 0 &&
+        (rootSends ? args.send == nullptr : args.recv == nullptr)) {
+      return invalidArgument("{}: {} is NULL on the root", what,
+                             rootSends ? "sendbuff" : "recvbuff");
     }
   }
-  // A repeated call reuses its plan (comm/plan_cache.h): no tuning, no schedule to build.
+  std::shared_ptr<void> scaled;
+  if (premul) {
+    auto made = enqueuePreMul(comm, args, *premul, stream);
+    if (!made) return made.status();
+    scaled = std::move(*made);
+  }
+  // A repeated call reuses its plan (comm/plan_cache.h): no tuning, no schedule to build. Not
+  // with a pre-multiplied operand: its copy is a new buffer every call.
+  std::shared_ptr<const schedule::Schedule> sched;
   comm::PlanKey key = comm::PlanKey::of(args, stream);
-  std::shared_ptr<const schedule::Schedule> sched = comm.planCache().find(key);
+  if (!premul) sched = comm.planCache().find(key);
   if (sched == nullptr) {
     auto built = plan::plan(args, comm.topology().links);
     if (!built) return built.status();
-    sched = comm.planCache().insert(std::move(key), std::move(*built));
+    sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))
+                   : comm.planCache().insert(std::move(key), std::move(*built));
   }
   comm.notePlanned(sched->algorithm);
   TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
@@ -109,19 +160,19 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
            static_cast<void*>(stream));
   std::optional<comm::check::Fingerprint> check;
   if (comm::check::enabled()) check = comm::check::make(args, sched->algorithm);
-  return enqueuePlan(comm, std::move(sched), stream, what, {}, true, check);
+  return enqueuePlan(comm, std::move(sched), stream, what, {}, true, check, std::move(scaled));
 }
 
 trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,
-                       trnrtStream_t stream) {
+                       trnrtStream_t stream, std::optional<PreMul> premul) {
   if (inGroup()) {
     if (handle == nullptr) return fail(invalidArgument("{}: comm is NULL", what));
-    recordCollective(what, handle, args, stream);
+    recordCollective(what, handle, args, stream, premul);
     return trncclSuccess;
   }
   auto comm = usable(handle);
   if (!comm) return fail(comm.status());
-  Status st = enqueueNow(what, **comm, args, stream);
+  Status st = enqueueNow(what, **comm, args, stream, premul);
   return st ? trncclSuccess : fail(st);
 }
 

@@ -22,6 +22,7 @@ PlanKey PlanKey::of(const algorithms::CollArgs& args, const void* stream) {
   k.type = args.type;
   k.op = args.op;
   k.root = args.root;
+  k.deterministic = args.deterministic;
   k.count = args.count;
   k.send = args.send;
   k.recv = args.recv;
@@ -35,7 +36,7 @@ size_t PlanKeyHash::operator()(const PlanKey& k) const {
   size_t h = std::hash<size_t>{}(k.count);
   mix(h, static_cast<size_t>(k.coll) | static_cast<size_t>(k.type) << 8 |
              static_cast<size_t>(k.op) << 16);
-  mix(h, static_cast<size_t>(k.root));
+  mix(h, static_cast<size_t>(k.root) << 1 | static_cast<size_t>(k.deterministic));
   mix(h, std::hash<const void*>{}(k.send));
   mix(h, std::hash<const void*>{}(k.recv));
   mix(h, std::hash<const void*>{}(k.stream));

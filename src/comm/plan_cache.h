@@ -28,6 +28,7 @@ struct PlanKey {
   device::DataType type = device::DataType::kFloat32;
   device::RedOp op = device::RedOp::kSum;
   int root = 0;
+  bool deterministic = false;  // the communicator's, but cheap to be sure of
   size_t count = 0;
   const void* send = nullptr;
   const void* recv = nullptr;
