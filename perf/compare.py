@@ -11,6 +11,11 @@ in transport pairs:
   shm: trnccl TRNCCL_TRANSPORT=shm   vs OpenMPI --mca btl self,vader   vs Gloo tcp
   tcp: trnccl TRNCCL_TRANSPORT=tcp   vs OpenMPI --mca btl tcp,self (lo) vs Gloo tcp
 (the tcp pair is skipped, with a message, when trnccl's tcp transport does not run here).
+--ranks 2,4,8 runs every rank count in the same rounds; the tcp pair runs only at the counts of
+--tcp-ranks (default 2; with the older --np N alone, at N). When a count exceeds the cores (oversubscribed), OpenMPI gets
+--mca mpi_yield_when_idle 1 (its busy-polling otherwise starves the other ranks), so the
+comparison is fair to it; --yield on/off forces it. --latency is the small-message mode:
+-b 8 -e 4K -f 2 -n 2000 (explicit -b/-e/-f/-n still win).
 Every program is launched by the same mpirun line and prints nccl-tests rows computed by the
 same code (perf/common), so size, count, algbw and busbw (GB/s = 1e9 B/s) mean the same thing.
 
@@ -36,6 +41,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
 MPI_SHM = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
 MPI_TCP = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
+MPI_YIELD = ["--mca", "mpi_yield_when_idle", "1"]
+# The sweep of each mode: (-b, -e, -f, -n, -w). --latency: many iterations of small messages.
+SWEEPS = {"bandwidth": ("16", "64M", "4", "10", "3"), "latency": ("8", "4K", "2", "2000", "20")}
 TRNCCL_TCP_ENV = {"TRNCCL_TRANSPORT": "tcp", "TRNCCL_SOCKET_IFNAME": "lo"}
 
 # collective -> (trnccl binary, mpi_bench name, [(gloo label, gloo_bench name)])
@@ -82,10 +90,10 @@ def parse_rows(text, coll, n):
     return rows
 
 
-def launch(args, run, flags, timeout):
+def launch(args, np, run, flags, timeout):
     env = dict(os.environ)
     env.update(run.env)
-    cmd = MPIRUN + ["-np", str(args.np)]
+    cmd = MPIRUN + ["-np", str(np)]
     for k in run.env:
         cmd += ["-x", k]
     store = None
@@ -107,7 +115,7 @@ def launch(args, run, flags, timeout):
 def probe_trnccl_tcp(args):
     """Runs a tiny trnccl all-reduce with TRNCCL_TRANSPORT=tcp; returns None or why not."""
     run = Run("probe", [], [os.path.join(args.build, "perf", "all_reduce_perf")], TRNCCL_TCP_ENV)
-    rc, out, err, _ = launch(args, run, ["-b", "8", "-e", "4K", "-f", "8", "-n", "1", "-w", "0",
+    rc, out, err, _ = launch(args, 2, run, ["-b", "8", "-e", "4K", "-f", "8", "-n", "1", "-w", "0",
                                          "-c", "1"], 120)
     if rc == 0 and "Out of bounds values : 0 OK" in out:
         return None
@@ -115,8 +123,16 @@ def probe_trnccl_tcp(args):
     return "exit %d: %s" % (rc, said[0] if said else "no message")
 
 
-def plan(args, transports):
-    """The runs of each collective: {collective: [Run]}."""
+def oversubscribed(args, np):
+    """Whether OpenMPI gets mpi_yield_when_idle at `np` ranks (--yield auto: more ranks than
+    cores)."""
+    if args.yield_idle != "auto":
+        return args.yield_idle == "on"
+    return np > (os.cpu_count() or 1)
+
+
+def plan(args, np, transports):
+    """The runs of each collective at `np` ranks: {collective: [Run]}."""
     b = args.build
     runs = {}
     for coll in args.collectives:
@@ -124,15 +140,16 @@ def plan(args, transports):
         perf_bin = os.path.join(b, "perf", perf)
         mpi_bin = os.path.join(b, "perf", "peers", "mpi_bench")
         gloo_bin = os.path.join(b, "perf", "peers", "gloo_bench")
+        mpi_yield = MPI_YIELD if oversubscribed(args, np) else []
         r = []
         if "shm" in transports:
             r.append(Run("trnccl-shm", ["shm"], [perf_bin], {"TRNCCL_TRANSPORT": "shm"}))
             if os.path.exists(mpi_bin):
-                r.append(Run("ompi-vader", ["shm"], MPI_SHM + [mpi_bin, mpi_name]))
+                r.append(Run("ompi-vader", ["shm"], MPI_SHM + mpi_yield + [mpi_bin, mpi_name]))
         if "tcp" in transports:
             r.append(Run("trnccl-tcp", ["tcp"], [perf_bin], TRNCCL_TCP_ENV))
             if os.path.exists(mpi_bin):
-                r.append(Run("ompi-tcp", ["tcp"], MPI_TCP + [mpi_bin, mpi_name]))
+                r.append(Run("ompi-tcp", ["tcp"], MPI_TCP + mpi_yield + [mpi_bin, mpi_name]))
         if os.path.exists(gloo_bin):  # Gloo has only TCP: one run feeds both tables
             for label, name in gloos:
                 r.append(Run(label, transports, [gloo_bin, name], gloo=True))
@@ -146,21 +163,25 @@ def fmt_cell(cell):
     return "%10.1f %8.3f" % (cell[0], cell[1])
 
 
-def table(args, coll, transport, runs, best):
+def table(args, np, coll, transport, runs, best):
+    """The table of one collective and transport pair at `np` ranks; best = {label: {size:
+    cell}} of that collective and rank count."""
     libs = [r.label for r in runs if transport in r.transports]
     mine = "trnccl-" + transport
     peers = [l for l in libs if l != mine]
-    sizes = sorted({s for l in libs for s in best[coll].get(l, {}) if s > 0})
-    lines = ["## %s, %s pair: %d ranks, float sum, time = best of %d rounds (us), "
-             "busbw GB/s (1e9 B/s)" % (coll, transport, args.np, args.rounds)]
+    sizes = sorted({s for l in libs for s in best.get(l, {}) if s > 0})
+    lines = ["## %s, %s pair: %d ranks%s, float sum, time = best of %d rounds (us), "
+             "busbw GB/s (1e9 B/s)" % (coll, transport, np,
+                                       " (OpenMPI with mpi_yield_when_idle 1)"
+                                       if oversubscribed(args, np) else "", args.rounds)]
     head = "%12s" % "size (B)" + "".join(" %19s" % l for l in libs) + "  trnccl/best-peer"
     sub = "%12s" % "" + " %10s %8s" % ("time", "busbw") * len(libs) + "  (busbw; >1 faster)"
     lines += [head, sub]
     for s in sizes:
-        cells = [best[coll].get(l, {}).get(s) for l in libs]
+        cells = [best.get(l, {}).get(s) for l in libs]
         row = "%12d" % s + "".join(" " + fmt_cell(c) for c in cells)
-        m = best[coll].get(mine, {}).get(s)
-        peer_times = [best[coll][l][s][0] for l in peers if best[coll].get(l, {}).get(s)]
+        m = best.get(mine, {}).get(s)
+        peer_times = [best[l][s][0] for l in peers if best.get(l, {}).get(s)]
         if m and peer_times and m[0] > 0:
             row += "  %8.2fx" % (min(peer_times) / m[0])
         else:
@@ -169,35 +190,37 @@ def table(args, coll, transport, runs, best):
     return lines
 
 
-def plot(args, transports, runs, best, out_png):
+def plot(args, panels, out_png, metric):
+    """One panel per (ranks, transport, collective) of `panels` [(np, t, coll, libs, best)]:
+    busbw (metric 1, log-log) or time (metric 0, latency, log-log) against size."""
     if not shutil.which("gnuplot"):
         print("# gnuplot not found (apt-get install gnuplot-nox): no plot", file=sys.stderr)
         return
     tmp = tempfile.mkdtemp(prefix="trnccl-compare-")
-    script = ["set terminal pngcairo size %d,%d font ',9'" % (520 * len(args.collectives),
-                                                               400 * len(transports)),
+    cols = len(args.collectives)
+    rows = (len(panels) + cols - 1) // cols
+    what = ("busbw (GB/s)", "higher is better") if metric else ("time (us)", "lower is better")
+    script = ["set terminal pngcairo size %d,%d font ',9'" % (520 * cols, 400 * rows),
               "set output '%s'" % out_png,
-              "set multiplot layout %d,%d title 'busbw vs message size, %d ranks, float sum "
-              "(higher is better)'" % (len(transports), len(args.collectives), args.np),
+              "set multiplot layout %d,%d title '%s vs message size, float sum (%s)'" % (
+                  rows, cols, what[0], what[1]),
               "set logscale x 2", "set logscale y 10", "set format x '%.0b%BB'",
               "set format y '%g'", "set termoption noenhanced",
-              "set xlabel 'size (bytes)'", "set ylabel 'busbw (GB/s)'", "set key top left",
+              "set xlabel 'size (bytes)'", "set ylabel '%s'" % what[0], "set key top left",
               "set grid", "set datafile missing 'NaN'"]
-    for t in transports:
-        for coll in args.collectives:
-            libs = [r.label for r in runs[coll] if t in r.transports]
-            path = os.path.join(tmp, "%s_%s.dat" % (coll, t))
-            sizes = sorted({s for l in libs for s in best[coll].get(l, {}) if s > 0})
-            with open(path, "w") as f:
-                for s in sizes:
-                    vals = []
-                    for l in libs:
-                        c = best[coll].get(l, {}).get(s)
-                        vals.append("%g" % c[1] if c and c[1] > 0 else "NaN")
-                    f.write("%d %s\n" % (s, " ".join(vals)))
-            plots = ["'%s' using 1:%d with linespoints title '%s'" % (path, i + 2, l)
-                     for i, l in enumerate(libs)]
-            script += ["set title '%s (%s pair)'" % (coll, t), "plot " + ", ".join(plots)]
+    for i, (np, t, coll, libs, best) in enumerate(panels):
+        path = os.path.join(tmp, "%d.dat" % i)
+        sizes = sorted({s for l in libs for s in best.get(l, {}) if s > 0})
+        with open(path, "w") as f:
+            for s in sizes:
+                vals = []
+                for l in libs:
+                    c = best.get(l, {}).get(s)
+                    vals.append("%g" % c[metric] if c and c[metric] > 0 else "NaN")
+                f.write("%d %s\n" % (s, " ".join(vals)))
+        plots = ["'%s' using 1:%d with linespoints title '%s'" % (path, j + 2, l)
+                 for j, l in enumerate(libs)]
+        script += ["set title '%s, %s pair, %d ranks'" % (coll, t, np), "plot " + ", ".join(plots)]
     script.append("unset multiplot")
     p = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True,
                        capture_output=True)
@@ -206,30 +229,51 @@ def plot(args, transports, runs, best, out_png):
         print("# gnuplot failed: " + p.stderr, file=sys.stderr)
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.environ.get("TRNCCL_BUILD",
                                                      os.path.join(HERE, "..", "build")))
-    ap.add_argument("--np", type=int, default=4)
-    ap.add_argument("-b", "--minbytes", default="16")
-    ap.add_argument("-e", "--maxbytes", default="64M")
-    ap.add_argument("-f", "--stepfactor", default="4")
-    ap.add_argument("-n", "--iters", default="10")
-    ap.add_argument("-w", "--warmup", default="3")
+    ap.add_argument("--ranks", default=None, help="rank counts, e.g. 2,4,8 (default: --np)")
+    ap.add_argument("--np", type=int, default=4, help="one rank count (when --ranks is not given)")
+    ap.add_argument("--tcp-ranks", default=None,
+                    help="rank counts that also run the tcp pair (default: 2 with --ranks, "
+                    "--np without)")
+    ap.add_argument("--yield", dest="yield_idle", choices=("auto", "on", "off"), default="auto",
+                    help="OpenMPI mpi_yield_when_idle 1: auto = when ranks > cores")
+    ap.add_argument("--latency", action="store_true",
+                    help="small-message mode: -b 8 -e 4K -f 2 -n 2000 -w 20")
+    ap.add_argument("-b", "--minbytes", default=None)
+    ap.add_argument("-e", "--maxbytes", default=None)
+    ap.add_argument("-f", "--stepfactor", default=None)
+    ap.add_argument("-n", "--iters", default=None)
+    ap.add_argument("-w", "--warmup", default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
     ap.add_argument("--transports", default="shm,tcp")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "docs", "perf"))
     ap.add_argument("--timeout", type=int, default=900, help="seconds per program run")
     args = ap.parse_args()
+    sweep = SWEEPS["latency" if args.latency else "bandwidth"]
+    for name, value in zip(("minbytes", "maxbytes", "stepfactor", "iters", "warmup"), sweep):
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    try:
+        tcp = args.tcp_ranks or ("2" if args.ranks else str(args.np))
+        args.ranks = [int(n) for n in (args.ranks or str(args.np)).split(",") if n]
+        args.tcp_ranks = [int(n) for n in tcp.split(",") if n]
+    except ValueError:
+        ap.error("--ranks and --tcp-ranks take comma-separated integers")
+    if not args.ranks or min(args.ranks) < 2:
+        ap.error("--ranks: at least one rank count, each >= 2")
     args.collectives = [c for c in args.collectives.split(",") if c]
     for c in args.collectives:
         if c not in COLLECTIVES:
             ap.error("unknown collective %s (have %s)" % (c, ", ".join(COLLECTIVES)))
-    transports = [t for t in args.transports.split(",") if t]
-    if not shutil.which("mpirun"):
-        sys.exit("compare: mpirun not found (scripts/deps.sh installs openmpi-bin)")
+    return args
 
+
+def check_tools(args, transports):
+    """Drops the tcp pair when trnccl's tcp does not run; notes missing peers."""
     notes = []
     if "tcp" in transports:
         why = probe_trnccl_tcp(args)
@@ -245,53 +289,77 @@ def main():
                 tool, args.build, what)
             print(msg, flush=True)
             notes.append(msg)
+    return notes
+
+
+def main():
+    args = parse_args()
+    transports = [t for t in args.transports.split(",") if t]
+    if not shutil.which("mpirun"):
+        sys.exit("compare: mpirun not found (scripts/deps.sh installs openmpi-bin)")
+    notes = check_tools(args, transports)
     if not transports:
         sys.exit("compare: no transport pair to run")
 
     flags = ["-b", args.minbytes, "-e", args.maxbytes, "-f", args.stepfactor, "-n", args.iters,
              "-w", args.warmup, "-c", "1"]
-    runs = plan(args, transports)
-    best = {c: {} for c in args.collectives}
+    pairs = {np: [t for t in transports if t != "tcp" or np in args.tcp_ranks]
+             for np in args.ranks}
+    runs = {np: plan(args, np, pairs[np]) for np in args.ranks}
+    best = {np: {c: {} for c in args.collectives} for np in args.ranks}
     failures = []
     started = time.time()
+    # Every rank count and library in each round, the order rotating, so that a burst of load
+    # hits them alike.
     for rnd in range(args.rounds):
-        for coll in args.collectives:
-            order = runs[coll][rnd % len(runs[coll]):] + runs[coll][:rnd % len(runs[coll])]
-            for run in order:
-                rc, out, err, cmd = launch(args, run, flags, args.timeout)
-                rows = parse_rows(out, coll, args.np)
-                print("# round %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
-                    rnd + 1, coll, run.label, rc, len(rows), time.time() - started), flush=True)
-                if rc != 0 or not rows:
-                    failures.append("%s %s: exit %d\n  %s\n%s" % (
-                        coll, run.label, rc, " ".join(cmd), "\n".join((err + out).splitlines()[-8:])))
-                    continue
-                mine = best[coll].setdefault(run.label, {})
-                for size, cell in rows.items():
-                    if cell and cell[2]:
-                        failures.append("%s %s: %d wrong values at %d B" % (
-                            coll, run.label, cell[2], size))
-                    if cell is None:
-                        mine.setdefault(size, None)
-                    elif mine.get(size) is None or cell[0] < mine[size][0]:
-                        mine[size] = cell
+        for np in args.ranks:
+            for coll in args.collectives:
+                rs = runs[np][coll]
+                for run in rs[rnd % len(rs):] + rs[:rnd % len(rs)]:
+                    rc, out, err, cmd = launch(args, np, run, flags, args.timeout)
+                    rows = parse_rows(out, coll, np)
+                    print("# round %d np %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
+                        rnd + 1, np, coll, run.label, rc, len(rows), time.time() - started),
+                        flush=True)
+                    if rc != 0 or not rows:
+                        failures.append("%s np %d %s: exit %d\n  %s\n%s" % (
+                            coll, np, run.label, rc, " ".join(cmd),
+                            "\n".join((err + out).splitlines()[-8:])))
+                        continue
+                    mine = best[np][coll].setdefault(run.label, {})
+                    for size, cell in rows.items():
+                        if cell and cell[2]:
+                            failures.append("%s np %d %s: %d wrong values at %d B" % (
+                                coll, np, run.label, cell[2], size))
+                        if cell is None:
+                            mine.setdefault(size, None)
+                        elif mine.get(size) is None or cell[0] < mine[size][0]:
+                            mine[size] = cell
 
     load = open("/proc/loadavg").read().split()[:3]
-    report = ["# perf/compare: %d ranks, sizes %s..%s x%s, -n %s -w %s, %d rounds; load average "
-              "after the run %s" % (args.np, args.minbytes, args.maxbytes, args.stepfactor,
-                                    args.iters, args.warmup, args.rounds, " ".join(load))]
+    report = ["# perf/compare: ranks %s (tcp pair at %s), sizes %s..%s x%s, -n %s -w %s, %d "
+              "rounds, %d cores; load average after the run %s" % (
+                  ",".join(map(str, args.ranks)), ",".join(map(str, args.tcp_ranks)),
+                  args.minbytes, args.maxbytes, args.stepfactor, args.iters, args.warmup,
+                  args.rounds, os.cpu_count() or 1, " ".join(load))]
     report += notes
-    for t in transports:
-        for coll in args.collectives:
-            report += [""] + table(args, coll, t, runs[coll], best)
+    panels = []
+    for np in args.ranks:
+        for t in pairs[np]:
+            for coll in args.collectives:
+                report += [""] + table(args, np, coll, t, runs[np][coll], best[np][coll])
+                libs = [r.label for r in runs[np][coll] if t in r.transports]
+                panels.append((np, t, coll, libs, best[np][coll]))
     if failures:
         report += ["", "# FAILURES:"] + failures
     text = "\n".join(report) + "\n"
     print(text)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "compare.txt"), "w") as f:
+    stem = "compare_latency" if args.latency else "compare"
+    with open(os.path.join(args.out, stem + ".txt"), "w") as f:
         f.write(text)
-    plot(args, transports, runs, best, os.path.join(args.out, "compare.png"))
+    plot(args, panels, os.path.join(args.out, stem + ".png"), 1)
+    plot(args, panels, os.path.join(args.out, stem + "_time.png"), 0)
     return 1 if failures else 0
 
 

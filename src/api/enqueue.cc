@@ -1,6 +1,7 @@
 #include "api/enqueue.h"
 
 #include <cstdint>
+#include <memory>
 
 #include "common/log.h"
 #include "device/device_api.h"
@@ -74,17 +75,20 @@ Result<std::shared_ptr<void>> enqueuePreMul(comm::Communicator& comm, algorithms
   return scaled;
 }
 
-}  // namespace
-
-Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
-                       const std::string& what, bool collective,
-                       std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
+// Enqueues `plan` as one task of `comm`. The task's name is `what` (a literal) or, when set,
+// `owned`; it is formatted only when a message needs it (schedule::CallName). `keep` lives as
+// long as the task.
+Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Schedule> plan,
+                   trnrtStream_t stream, const char* what, std::string owned, bool collective,
+                   std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
   uint64_t seq = comm.beginTask(collective);
-  std::string label = collective ? fmt::format("{} #{} ({})", what, seq, s.algorithm) : what;
   auto* c = &comm;
-  auto task = [c, s = std::move(s), seq, label, check, keep]() {
-    Status st = check ? comm::check::verify(*c, *check, seq, label) : Status::ok();
-    if (st) st = c->run(s, seq, label);
+  auto task = [c, plan = std::move(plan), seq, what, owned = std::move(owned), collective, check,
+               keep]() {
+    schedule::CallName name(owned.empty() ? what : owned.c_str(),
+                            collective ? plan->algorithm.c_str() : nullptr, seq);
+    Status st = check ? comm::check::verify(*c, *check, seq, name.str()) : Status::ok();
+    if (st) st = c->run(*plan, seq, name);
     c->endTask();
     return st;
   };
@@ -94,6 +98,15 @@ Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStre
   });
   if (!st) comm.endTask();
   return st;
+}
+
+}  // namespace
+
+Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
+                       const std::string& what, bool collective,
+                       std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
+  return enqueuePlan(comm, std::make_shared<const schedule::Schedule>(std::move(s)), stream, "",
+                     what, collective, check, std::move(keep));
 }
 
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
@@ -130,15 +143,24 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
     if (!made) return made.status();
     scaled = std::move(*made);
   }
-  auto sched = plan::plan(args, comm.topology().links);
-  if (!sched) return sched.status();
+  // A repeated call reuses its plan (comm/plan_cache.h): no tuning, no schedule to build. Not
+  // with a pre-multiplied operand: its copy is a new buffer every call.
+  std::shared_ptr<const schedule::Schedule> sched;
+  comm::PlanKey key = comm::PlanKey::of(args, stream);
+  if (!premul) sched = comm.planCache().find(key);
+  if (sched == nullptr) {
+    auto built = plan::plan(args, comm.topology().links);
+    if (!built) return built.status();
+    sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))
+                   : comm.planCache().insert(std::move(key), std::move(*built));
+  }
   comm.notePlanned(sched->algorithm);
   TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
            args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
            static_cast<void*>(stream));
   std::optional<comm::check::Fingerprint> check;
   if (comm::check::enabled()) check = comm::check::make(args, sched->algorithm);
-  return enqueueSchedule(comm, std::move(*sched), stream, what, true, check, std::move(scaled));
+  return enqueuePlan(comm, std::move(sched), stream, what, {}, true, check, std::move(scaled));
 }
 
 trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,

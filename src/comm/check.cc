@@ -146,7 +146,8 @@ Status verify(Communicator& comm, Fingerprint fp, uint64_t seq, const std::strin
   encode(fp, mine.data());
   std::memcpy(all.data() + static_cast<size_t>(comm.rank()) * kWireBytes, mine.data(), kWireBytes);
   schedule::Schedule s = exchangeSchedule(comm.rank(), n, mine.data(), all.data());
-  TRN_TRY(comm.run(s, seq, what + " [TRNCCL_CHECK exchange]"));
+  const std::string exchange = what + " [TRNCCL_CHECK exchange]";
+  TRN_TRY(comm.run(s, seq, schedule::CallName(exchange.c_str())));
   std::vector<Fingerprint> prints;
   for (int r = 0; r < n; ++r) prints.push_back(decode(all.data() + r * kWireBytes));
   Status st = compare(prints, what);

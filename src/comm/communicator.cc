@@ -67,6 +67,7 @@ Status Communicator::connect(const bootstrap::UniqueId& id) {
   auto set = TransportSet::connect(ctx, config_.transports);
   if (!set) return set.status();
   transports_ = std::move(*set);
+  conns_ = transports_->connections();
   if (size_t buf = transports_->minBufferBytes(); buf > 0) sliceBytes_ = buf / 4;
   bootstrap_->setTimeout(config_.opTimeout);
   return Status::ok();
@@ -116,15 +117,16 @@ void Communicator::endTask() {
   if (--inFlight_ == 0) idle_.notify_all();
 }
 
-Status Communicator::run(const schedule::Schedule& s, uint64_t seq, const std::string& what) {
+Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
+                         const schedule::CallName& what) {
   log::setThreadRank(rank_);
   if (Status err = asyncError(); !err) {
-    return Status(err.code(),
-                  fmt::format("{} not run: communicator already failed: {}", what, err.message()));
+    return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what.str(),
+                                          err.message()));
   }
   schedule::ExecContext ctx;
   ctx.rank = rank_;
-  ctx.conns = transports_->connections();
+  ctx.conns = conns_;
   ctx.bell = &bell_;
   ctx.deadline = Deadline::after(config_.opTimeout);
   ctx.abortFlag = &aborted_;

@@ -14,10 +14,12 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/recovery.h"
 #include "comm/config.h"
+#include "comm/plan_cache.h"
 #include "comm/transport_set.h"
 #include "common/status.h"
 #include "common/wait.h"
 #include "plan/topology_view.h"
+#include "schedule/executor.h"
 #include "schedule/schedule.h"
 
 namespace trnccl::comm {
@@ -44,13 +46,15 @@ class Communicator {
   const std::string& lastPlanned() const { return lastPlanned_; }
   // The topology as the algorithms and the tuner see it.
   const plan::TopologyView& topology() const { return topology_; }
+  // The plans of this communicator's calls, by signature (comm/plan_cache.h).
+  PlanCache& planCache() { return planCache_; }
 
   // Called by the API thread, in call order: a task for the stream is about to be enqueued.
   // Collectives get the next collective sequence number (every rank calls them in the same
   // order); point-to-point tasks don't consume one.
   uint64_t beginTask(bool collective = true);
   // Called on the stream worker: runs one schedule; records a failure as the async error.
-  Status run(const schedule::Schedule& s, uint64_t seq, const std::string& what);
+  Status run(const schedule::Schedule& s, uint64_t seq, const schedule::CallName& what);
   // Called on the stream worker when a task of beginTask() is over (ran or skipped).
   void endTask();
 
@@ -96,9 +100,11 @@ class Communicator {
   std::unique_ptr<TransportSet> transports_;
   std::unique_ptr<bootstrap::RecoveryPort> recovery_;          // null if it could not be opened
   std::vector<bootstrap::RecoveryAddress> recoveryAddresses_;  // every rank's, by rank
+  std::vector<transport::Connection*> conns_;  // transports_->connections(), by peer rank
   size_t sliceBytes_ = 64 * 1024;
   plan::TopologyView topology_;
   std::string lastPlanned_;
+  PlanCache planCache_;
 
   std::atomic<uint64_t> nextSeq_{0};
   std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker

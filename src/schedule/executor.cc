@@ -18,6 +18,11 @@ using transport::Connection;
 constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
 
+// The connection to `peer`; nullptr for none (self, or a peer outside the communicator).
+Connection* connection(const ExecContext& ctx, int peer) {
+  return peer >= 0 && static_cast<size_t>(peer) < ctx.conns.size() ? ctx.conns[peer] : nullptr;
+}
+
 // The state of one step while it runs.
 class StepRun {
  public:
@@ -41,7 +46,7 @@ class StepRun {
       return Status::ok();
     }
     if (receives(step_.prim)) {
-      in_ = ctx.conns.at(step_.recvPeer);
+      in_ = connection(ctx, step_.recvPeer);
       if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
       uint64_t tag = s_.p2p ? p2pTag((*ctx.p2pReceived)[step_.recvPeer]++)
                             : messageTag(ctx.seq, recvIdx[step_.recvPeer]++);
@@ -159,7 +164,7 @@ class StepRun {
 
     Status begin(const ExecContext& ctx, bool p2p, int peer, std::vector<uint32_t>& sendIdx,
                  size_t bytes) {
-      conn = ctx.conns.at(peer);
+      conn = connection(ctx, peer);
       if (conn == nullptr) return internalError("no connection to rank {}", peer);
       uint64_t tag = p2p ? p2pTag((*ctx.p2pSent)[peer]++) : messageTag(ctx.seq, sendIdx[peer]++);
       return conn->beginSend(tag, bytes);
@@ -212,24 +217,26 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
       continue;
     }
     if (ctx.abortFlag != nullptr && ctx.abortFlag->load(std::memory_order_relaxed)) {
-      return Status(Code::kRemoteError, fmt::format("{}: communicator aborted", ctx.what));
+      return Status(Code::kRemoteError, fmt::format("{}: communicator aborted", ctx.what.str()));
     }
-    if (ctx.deadline.expired()) {
+    const auto now = Clock::now();  // one clock read per idle poll (they showed in profiles)
+    if (now >= ctx.deadline.at()) {
       std::string who;
       for (int p : peers) who += fmt::format("{}{}", who.empty() ? "" : ",", p);
-      return Status(
-          Code::kTimeout,
-          fmt::format("{}: timed out on rank {} waiting for peer(s) {}", ctx.what, ctx.rank, who),
-          peers.empty() ? -1 : peers.front());
+      return Status(Code::kTimeout,
+                    fmt::format("{}: timed out on rank {} waiting for peer(s) {}", ctx.what.str(),
+                                ctx.rank, who),
+                    peers.empty() ? -1 : peers.front());
     }
-    if (Clock::now() >= nextPeerCheck) {
+    if (now >= nextPeerCheck) {
       for (int p : peers) {
         Status s = ctx.conns[p]->checkPeer();
-        if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what, s.message()), p);
+        if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), p);
       }
       if (ctx.health) {
         Status s = ctx.health();
-        if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what, s.message()), s.peer());
+        if (!s)
+          return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), s.peer());
       }
       nextPeerCheck = Clock::now() + kPeerCheckEvery;
     }
@@ -239,24 +246,48 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
   }
 }
 
+// Per-thread bookkeeping of execute(), kept between calls.
+struct Buffers {
+  std::vector<uint32_t> sendIdx, recvIdx;  // messages so far per peer, this call
+  std::vector<Connection*> unfinished;
+  std::vector<StepRun> runs;
+  std::vector<int> peers;
+};
+
 }  // namespace
+
+std::string CallName::str() const {
+  return algorithm == nullptr ? std::string(call)
+                              : fmt::format("{} #{} ({})", call, seq, algorithm);
+}
 
 Status execute(const Schedule& schedule, const ExecContext& ctx) {
   if (log::enabled(log::Level::kTrace, log::kSched)) {
-    TRN_TRACE(kSched, "{} rank {}: {}", ctx.what, ctx.rank, schedule.dump());
+    TRN_TRACE(kSched, "{} rank {}: {}", ctx.what.str(), ctx.rank, schedule.dump());
   }
   const ScratchMemory scratch(schedule.scratchBytes());
-  std::vector<uint32_t> sendIdx(ctx.conns.size()), recvIdx(ctx.conns.size());
-  std::vector<Connection*> unfinished;  // connections that may still read a source buffer
+  // The run's bookkeeping reuses this thread's buffers: no allocation per call once they have
+  // grown (a stream worker runs one schedule at a time).
+  thread_local Buffers buffers;
+  Buffers& b = buffers;
+  b.sendIdx.assign(ctx.conns.size(), 0);
+  b.recvIdx.assign(ctx.conns.size(), 0);
+  auto& sendIdx = b.sendIdx;
+  auto& recvIdx = b.recvIdx;
+  auto& unfinished = b.unfinished;  // connections that may still read a source buffer
+  auto& runs = b.runs;
+  auto& peers = b.peers;
+  unfinished.clear();
   const auto& steps = schedule.steps();
   for (size_t first = 0; first < steps.size();) {
     size_t last = first;
     while (last + 1 < steps.size() && steps[last].withNext) ++last;
-    std::vector<std::unique_ptr<StepRun>> runs;
-    std::vector<int> peers;
+    runs.clear();
+    runs.reserve(last - first + 1);  // no reallocation below: a StepRun's address is stable
+    peers.clear();
     for (size_t i = first; i <= last; ++i) {
-      runs.push_back(std::make_unique<StepRun>(schedule, steps[i], scratch));
-      TRN_TRY(runs.back()->begin(ctx, sendIdx, recvIdx));
+      runs.emplace_back(schedule, steps[i], scratch);
+      TRN_TRY(runs.back().begin(ctx, sendIdx, recvIdx));
       for (int p : {steps[i].recvPeer, steps[i].sendPeer, steps[i].sendPeer2}) {
         if (p >= 0) peers.push_back(p);
       }
@@ -264,7 +295,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     TRN_TRY(progressUntil(
         ctx, peers,
         [&](bool& progressed) {
-          for (auto& run : runs) TRN_TRY(run->poll(progressed));
+          for (auto& run : runs) TRN_TRY(run.poll(progressed));
           // Keep driving earlier sends too: with manual progress (libfabric) their bytes leave
           // this rank only while we poll the connection, and the current steps may use other
           // connections (shm) whose peers wait, through the ring, for exactly those bytes.
@@ -275,9 +306,9 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
           }
           return Status::ok();
         },
-        [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r->done(); }); }));
+        [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r.done(); }); }));
     for (auto& run : runs) {
-      for (Connection* c : run->senders()) {
+      for (Connection* c : run.senders()) {
         if (c != nullptr &&
             std::find(unfinished.begin(), unfinished.end(), c) == unfinished.end()) {
           unfinished.push_back(c);
@@ -287,7 +318,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     first = last + 1;
   }
   // The caller may reuse its buffers once we return: wait until no peer still reads them.
-  std::vector<int> peers;
+  peers.clear();
   for (Connection* c : unfinished) peers.push_back(c->peer());
   bool allDone = unfinished.empty();
   return progressUntil(

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,17 +18,29 @@ class Connection;  // transports/core/transport.h: only the executor's sources u
 
 namespace trnccl::schedule {
 
+// What a running schedule is, for messages: "allreduce #12 (ring)". Formatted by str() only
+// when an error or a log line needs it, so that a call builds no string on its hot path; the
+// strings pointed to must outlive the run (literals, the schedule's algorithm, a task's copy).
+struct CallName {
+  CallName(const char* call = "", const char* algorithm = nullptr, uint64_t seq = 0)
+      : call(call), algorithm(algorithm), seq(seq) {}
+  const char* call;       // "allreduce", "send/recv group of 2 op(s)"
+  const char* algorithm;  // collectives: adds " #seq (algorithm)"; nullptr: the call alone
+  uint64_t seq;
+  std::string str() const;
+};
+
 struct ExecContext {
   int rank = 0;
-  std::vector<transport::Connection*> conns;  // by peer rank; nullptr for self
-  Doorbell* bell = nullptr;                   // rung by the transports when they have news
+  std::span<transport::Connection* const> conns;  // by peer rank; nullptr for self
+  Doorbell* bell = nullptr;                       // rung by the transports when they have news
   Deadline deadline = Deadline::never();
   const std::atomic<bool>* abortFlag = nullptr;
   uint64_t seq = 0;  // collective sequence number of this call (goes into message tags)
   // Per-peer message counters of point-to-point schedules (owned by the communicator).
   std::vector<uint64_t>* p2pSent = nullptr;
   std::vector<uint64_t>* p2pReceived = nullptr;
-  std::string what;  // "allreduce #12 (ring)" for error messages
+  CallName what;  // "allreduce #12 (ring)" for error messages
   // Checked with the peers while stuck: an error once the communicator failed elsewhere (e.g.
   // the bootstrap root reports a rank gone that this rank does not talk to directly).
   std::function<Status()> health;

@@ -1,0 +1,75 @@
+#include "comm/plan_cache.h"
+
+#include <cstdlib>
+#include <functional>
+
+namespace trnccl::comm {
+namespace {
+
+// Assigns the variable's value without allocating when it fits the string's capacity.
+void readEnv(std::string& out, const char* name) {
+  const char* v = std::getenv(name);
+  out.assign(v == nullptr ? "" : v);
+}
+
+void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+}  // namespace
+
+PlanKey PlanKey::of(const algorithms::CollArgs& args, const void* stream) {
+  PlanKey k;
+  k.coll = args.coll;
+  k.type = args.type;
+  k.op = args.op;
+  k.root = args.root;
+  k.deterministic = args.deterministic;
+  k.count = args.count;
+  k.send = args.send;
+  k.recv = args.recv;
+  k.stream = stream;
+  readEnv(k.algo, "TRNCCL_ALGO");
+  readEnv(k.channels, "TRNCCL_NCHANNELS");
+  return k;
+}
+
+size_t PlanKeyHash::operator()(const PlanKey& k) const {
+  size_t h = std::hash<size_t>{}(k.count);
+  mix(h, static_cast<size_t>(k.coll) | static_cast<size_t>(k.type) << 8 |
+             static_cast<size_t>(k.op) << 16);
+  mix(h, static_cast<size_t>(k.root) << 1 | static_cast<size_t>(k.deterministic));
+  mix(h, std::hash<const void*>{}(k.send));
+  mix(h, std::hash<const void*>{}(k.recv));
+  mix(h, std::hash<const void*>{}(k.stream));
+  mix(h, std::hash<std::string>{}(k.algo));
+  mix(h, std::hash<std::string>{}(k.channels));
+  return h;
+}
+
+std::shared_ptr<const schedule::Schedule> PlanCache::find(const PlanKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = plans_.find(key);
+  if (it == plans_.end()) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  return it->second;
+}
+
+std::shared_ptr<const schedule::Schedule> PlanCache::insert(PlanKey key, schedule::Schedule plan) {
+  auto p = std::make_shared<const schedule::Schedule>(std::move(plan));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (plans_.size() >= kMaxEntries) plans_.clear();
+  auto [it, added] = plans_.try_emplace(std::move(key), p);
+  if (!added) {  // two threads planned the same call: keep the first
+    return it->second;
+  }
+  return p;
+}
+
+size_t PlanCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plans_.size();
+}
+
+}  // namespace trnccl::comm

@@ -1,0 +1,70 @@
+// Plans cached per communicator by call signature (issue 14): a training loop issues the same
+// few calls on the same buffers every step, so the tuner's choice and the built schedule are
+// computed once and reused. A hit costs a hash lookup instead of the tuner's estimates and a
+// schedule's allocations.
+//
+// The key is everything a schedule depends on: collective, count, datatype, op, root, both
+// buffer addresses (steps point into them; in-place-ness follows from them), the stream, and
+// the tuner's
+// overrides TRNCCL_ALGO and TRNCCL_NCHANNELS (read at every call, so tests may change them
+// between calls). Rank, rank count, slice size and topology are the communicator's own.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "algorithms/algorithm.h"
+#include "schedule/schedule.h"
+
+namespace trnccl::comm {
+
+struct PlanKey {
+  algorithms::Collective coll = algorithms::Collective::kAllReduce;
+  device::DataType type = device::DataType::kFloat32;
+  device::RedOp op = device::RedOp::kSum;
+  int root = 0;
+  bool deterministic = false;  // the communicator's, but cheap to be sure of
+  size_t count = 0;
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  const void* stream = nullptr;
+  std::string algo;      // TRNCCL_ALGO as read for this call ("" when unset)
+  std::string channels;  // TRNCCL_NCHANNELS, likewise
+
+  bool operator==(const PlanKey&) const = default;
+  // The key of a call; reads the two overrides from the environment.
+  static PlanKey of(const algorithms::CollArgs& args, const void* stream);
+};
+
+struct PlanKeyHash {
+  size_t operator()(const PlanKey& k) const;
+};
+
+class PlanCache {
+ public:
+  // More distinct signatures than this empty the cache (a program that never repeats a call).
+  static constexpr size_t kMaxEntries = 256;
+  // A cached schedule holds no memory for its scratch: the executor backs a schedule's
+  // scratch space only while it runs it (schedule::ScratchMemory).
+
+  // The cached schedule of `key`, or nullptr (counted as a hit or a miss).
+  std::shared_ptr<const schedule::Schedule> find(const PlanKey& key);
+  // Caches `plan` under `key`; returns it.
+  std::shared_ptr<const schedule::Schedule> insert(PlanKey key, schedule::Schedule plan);
+
+  uint64_t hits() const { return hits_; }
+  uint64_t misses() const { return misses_; }
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;  // one communicator may be called from several threads
+  std::unordered_map<PlanKey, std::shared_ptr<const schedule::Schedule>, PlanKeyHash> plans_;
+  std::atomic<uint64_t> hits_{0}, misses_{0};
+};
+
+}  // namespace trnccl::comm

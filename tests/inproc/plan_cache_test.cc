@@ -1,0 +1,162 @@
+// The per-communicator plan cache (comm/plan_cache.h, issue 14): a repeated call reuses its
+// plan, a call that differs in any field of the signature is planned anew, and results stay
+// right either way (the data is read at run time, never frozen into a plan).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "api/handle.h"
+#include "comm/communicator.h"
+#include "support/ranks.h"
+
+namespace trnccl::testing {
+namespace {
+
+constexpr int kRanks = 2;
+constexpr size_t kCount = 64;
+
+struct Counts {
+  uint64_t hits = 0, misses = 0;
+};
+
+Counts counts(const Ranks& ranks, int r) {
+  const comm::PlanCache& cache = ranks.comm(r)->impl->planCache();
+  return {cache.hits(), cache.misses()};
+}
+
+// One rank's device buffers: two of kCount floats, and one of kRanks * kCount (all-gather).
+struct Buffers {
+  void* a = nullptr;
+  void* b = nullptr;
+  void* wide = nullptr;
+  Buffers() {
+    EXPECT_EQ(trnrtMalloc(&a, kCount * sizeof(float)), trnrtSuccess);
+    EXPECT_EQ(trnrtMalloc(&b, kCount * sizeof(float)), trnrtSuccess);
+    EXPECT_EQ(trnrtMalloc(&wide, kRanks * kCount * sizeof(float)), trnrtSuccess);
+  }
+  ~Buffers() {
+    trnrtFree(a);
+    trnrtFree(b);
+    trnrtFree(wide);
+  }
+  // Fills `a` with rank + 1 + base + i: the sum over ranks is 3 + 2 * (base + i).
+  void fill(int rank, float base) const {
+    std::vector<float> v(kCount);
+    for (size_t i = 0; i < kCount; ++i) v[i] = static_cast<float>(rank + 1) + base + i;
+    EXPECT_EQ(trnrtMemcpy(a, v.data(), kCount * sizeof(float), trnrtMemcpyHostToDevice),
+              trnrtSuccess);
+  }
+  static std::vector<float> read(const void* p, size_t n) {
+    std::vector<float> v(n);
+    EXPECT_EQ(trnrtMemcpy(v.data(), p, n * sizeof(float), trnrtMemcpyDeviceToHost), trnrtSuccess);
+    return v;
+  }
+};
+
+// Two fresh ranks (their caches start empty) and their buffers.
+class Fixture : public ::testing::Test {
+ protected:
+  Fixture() : ranks_(kRanks), bufs_(kRanks) {
+    ranks_.run([&](int r) { bufs_[r] = std::make_unique<Buffers>(); });  // on rank r's device
+  }
+
+  // All-reduce of `count` floats of `a` (filled with `base`) into `b` (or `a`) on every rank;
+  // checks every rank's result.
+  void allReduce(float base, size_t count, bool inPlace, trncclRedOp_t op = trncclSum) {
+    ranks_.run([&](int r) {
+      bufs_[r]->fill(r, base);
+      void* recv = inPlace ? bufs_[r]->a : bufs_[r]->b;
+      ASSERT_EQ(trncclAllReduce(bufs_[r]->a, recv, count, trncclFloat32, op, ranks_.comm(r),
+                                ranks_.stream(r)),
+                trncclSuccess)
+          << trncclGetLastError(ranks_.comm(r));
+      ASSERT_EQ(trnrtStreamSynchronize(ranks_.stream(r)), trnrtSuccess);
+      auto got = Buffers::read(recv, count);
+      for (size_t i = 0; i < count; ++i) {
+        const float mine = static_cast<float>(r + 1) + base + i;
+        const float other = static_cast<float>(2 - r) + base + i;
+        const float want = op == trncclSum ? mine + other : std::max(mine, other);
+        ASSERT_EQ(got[i], want) << "rank " << r << " element " << i;
+      }
+    });
+  }
+
+  // Checks that every rank's counters moved by exactly (hits, misses) since `before`.
+  void expectDelta(const std::vector<Counts>& before, uint64_t hits, uint64_t misses,
+                   const char* what) {
+    for (int r = 0; r < kRanks; ++r) {
+      Counts now = counts(ranks_, r);
+      EXPECT_EQ(now.hits - before[r].hits, hits) << what << ", rank " << r;
+      EXPECT_EQ(now.misses - before[r].misses, misses) << what << ", rank " << r;
+    }
+  }
+
+  std::vector<Counts> snapshot() const {
+    std::vector<Counts> c;
+    for (int r = 0; r < kRanks; ++r) c.push_back(counts(ranks_, r));
+    return c;
+  }
+
+  Ranks ranks_;
+  std::vector<std::unique_ptr<Buffers>> bufs_;
+};
+
+using PlanCache = Fixture;
+
+TEST_F(PlanCache, SecondIdenticalCallHitsAndReadsTheNewData) {
+  auto before = snapshot();
+  allReduce(0, kCount, false);
+  expectDelta(before, 0, 1, "first call");
+  before = snapshot();
+  allReduce(100, kCount, false);  // same signature, different data: results of the new data
+  expectDelta(before, 1, 0, "second identical call");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(ranks_.comm(r)->impl->planCache().size(), 1u);
+}
+
+TEST_F(PlanCache, EveryFieldOfTheSignatureMisses) {
+  allReduce(0, kCount, false);
+  auto before = snapshot();
+  allReduce(1, kCount - 1, false);
+  expectDelta(before, 0, 1, "count");
+  before = snapshot();
+  allReduce(2, kCount, true);
+  expectDelta(before, 0, 1, "in place (recv buffer)");
+  before = snapshot();
+  allReduce(3, kCount, false, trncclMax);
+  expectDelta(before, 0, 1, "op");
+  before = snapshot();
+  setenv("TRNCCL_ALGO", "ring", 1);
+  allReduce(4, kCount, false);
+  unsetenv("TRNCCL_ALGO");
+  expectDelta(before, 0, 1, "TRNCCL_ALGO");
+  before = snapshot();
+  // Datatype, collective, root and stream, each alone on the same buffers.
+  ranks_.run([&](int r) {
+    trncclComm_t c = ranks_.comm(r);
+    trnrtStream_t s = ranks_.stream(r);
+    const Buffers& b = *bufs_[r];
+    ASSERT_EQ(trncclAllReduce(b.a, b.b, kCount, trncclUint32, trncclSum, c, s), trncclSuccess);
+    ASSERT_EQ(trncclAllGather(b.a, b.wide, kCount, trncclFloat32, c, s), trncclSuccess);
+    ASSERT_EQ(trncclBroadcast(b.a, b.b, kCount, trncclFloat32, 0, c, s), trncclSuccess);
+    ASSERT_EQ(trncclBroadcast(b.a, b.b, kCount, trncclFloat32, 1, c, s), trncclSuccess);
+    ASSERT_EQ(trnrtStreamSynchronize(s), trnrtSuccess);
+    // The last broadcast's root was rank 1: its values everywhere.
+    auto got = Buffers::read(b.b, kCount);
+    ASSERT_EQ(got[5], 2.0f + 4.0f + 5.0f);  // rank 1's input: rank + 1, base 4, i 5
+    ASSERT_EQ(trncclAllReduce(b.a, b.b, kCount, trncclFloat32, trncclSum, c, nullptr),
+              trncclSuccess);
+    ASSERT_EQ(trnrtDeviceSynchronize(), trnrtSuccess);
+    got = Buffers::read(b.b, kCount);
+    ASSERT_EQ(got[5], 3.0f + 2 * (4.0f + 5.0f));  // on the default stream: still right
+  });
+  expectDelta(before, 0, 5, "datatype, collective, root 0, root 1, stream");
+  before = snapshot();
+  allReduce(5, kCount - 1, false);  // planned before: still cached
+  expectDelta(before, 1, 0, "repeat of an earlier signature");
+}
+
+}  // namespace
+}  // namespace trnccl::testing
