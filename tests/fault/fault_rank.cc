@@ -13,6 +13,10 @@
 //
 // Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below. A watchdog (alarm,
 // key watchdog=<s>, default 60) ends a rank that hangs even if the test process died.
+// Keys of every mode's init: id_file=<path> takes the unique id through that file
+// (id_file.h) instead of TRNCCL_COMM_ID; hold_init=<r> makes rank r wait for the test's go
+// before init (a rank the test kills before it checks in); hold_fail=1 makes a rank whose init
+// failed wait for the go before it exits (the test inspects it first).
 #include <unistd.h>
 
 #include <chrono>
@@ -24,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "fault/id_file.h"
 #include "fault/proc_stats.h"
 #include "trnccl/trnccl.h"
 
@@ -91,10 +96,18 @@ void setup(World& w, size_t count) {
 }
 
 void init(World& w) {
+  if (opt("hold_init", -1) == w.rank) waitForStdinEof();
   trncclUniqueId id;
-  if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) die("trncclGetUniqueId", r);
+  if (opts.count("id_file")) {
+    trncclResult_t r = trnccl::fault::idThroughFile(opts["id_file"], w.rank, &id,
+                                                    std::chrono::seconds(opt("watchdog", 60)));
+    if (r != trncclSuccess) die("the unique id through id_file", r);
+  } else if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) {
+    die("trncclGetUniqueId", r);
+  }
   if (trncclResult_t r = trncclCommInitRank(&w.comm, w.nranks, id, w.rank); r != trncclSuccess) {
     say("INITFAIL " + std::to_string(r) + " " + oneLine(trncclGetLastError(nullptr)));
+    if (opt("hold_fail", 0)) waitForStdinEof();
     std::exit(4);
   }
   say("READY " + std::to_string(w.rank));
