@@ -10,6 +10,7 @@
 //   STATS <iter> <fds> <threads> <rssKb> <shm>
 //   COUNTS <fdsBefore> <threadsBefore> <fdsAfter> <threadsAfter>
 //   DONE                                 finished without error
+//   WRONG <seq> <call> byte <n>          a result differed from its reference (mode random)
 //
 // Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below. A watchdog (alarm,
 // key watchdog=<s>, default 60) ends a rank that hangs even if the test process died.
@@ -17,6 +18,7 @@
 // (id_file.h) instead of TRNCCL_COMM_ID; hold_init=<r> makes rank r wait for the test's go
 // before init (a rank the test kills before it checks in); hold_fail=1 makes a rank whose init
 // failed wait for the go before it exits (the test inspects it first).
+#include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +32,7 @@
 
 #include "fault/id_file.h"
 #include "fault/proc_stats.h"
+#include "fault/random_coll.h"
 #include "trnccl/trnccl.h"
 
 namespace {
@@ -197,6 +200,69 @@ int modeSoak(World& w) {
   return 0;
 }
 
+// True once the test closed our stdin (without blocking).
+bool stdinClosed() {
+  static bool closed = false;
+  pollfd p{0, POLLIN, 0};
+  char buf[64];
+  while (!closed && ::poll(&p, 1, 0) == 1) closed = read(0, buf, sizeof(buf)) <= 0;
+  return closed;
+}
+
+// Random collectives, dtypes, sizes and roots (random_coll.h; every rank draws the same from
+// `seed`), each result compared with its reference: WRONG <seq> <call> <element> and exit 5 on
+// a difference. A tiny all-reduce after each call tells every rank whether one of them saw its
+// stdin closed: they stop together, destroy and say DONE. STATS every `sample` calls.
+int modeRandom(World& w) {
+  using namespace trnccl::fault;
+  setup(w, 1);
+  size_t bytes = kMaxRandomCount * 8 * static_cast<size_t>(w.nranks);
+  void *send = nullptr, *recv = nullptr, *flag = nullptr;
+  if (trnrtMalloc(&send, bytes) != trnrtSuccess || trnrtMalloc(&recv, bytes) != trnrtSuccess ||
+      trnrtMalloc(&flag, sizeof(int32_t)) != trnrtSuccess) {
+    die("trnrtMalloc", 0);
+  }
+  init(w);
+  std::mt19937_64 rng(static_cast<uint64_t>(opt("seed", 1)));
+  long sample = opt("sample", 100);
+  for (long seq = 0;; ++seq) {
+    RandomCall c = drawCall(rng, w.nranks);
+    std::vector<std::byte> in = sendBufferOf(c, w.rank, w.nranks, seq);
+    trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice);
+    int32_t stop = stdinClosed() ? 1 : 0;
+    trnrtMemcpy(flag, &stop, sizeof(stop), trnrtMemcpyHostToDevice);
+    long long issued = nowMs();
+    trncclResult_t r = issueCall(c, send, recv, w.comm, w.stream);
+    if (r == trncclSuccess) {
+      r = trncclAllReduce(flag, flag, 1, trncclInt32, trncclMax, w.comm, w.stream);
+    }
+    trnrtError_t e = trnrtStreamSynchronize(w.stream);
+    if (r != trncclSuccess || e != trnrtSuccess) {
+      return reportFailure(w, e != trnrtSuccess ? e : trnrtErrorInvalidValue, issued);
+    }
+    bool checked = false;
+    std::vector<std::byte> want = expectedOf(c, w.rank, w.nranks, seq, &checked);
+    std::vector<std::byte> got(want.size());
+    trnrtMemcpy(got.data(), recv, got.size(), trnrtMemcpyDeviceToHost);
+    if (checked && got != want) {
+      size_t at = 0;
+      while (at < got.size() && got[at] == want[at]) ++at;
+      say("WRONG " + std::to_string(seq) + " " + c.describe() + " byte " + std::to_string(at));
+      std::exit(5);
+    }
+    say("ITER " + std::to_string(seq) + " " + std::to_string(nowMs()));
+    if (seq % sample == 0) {
+      say("STATS " + std::to_string(seq) + " " + std::to_string(openFds()) + " " +
+          std::to_string(threads()) + " " + std::to_string(trnccl::fault::rssKb()));
+    }
+    trnrtMemcpy(&stop, flag, sizeof(stop), trnrtMemcpyDeviceToHost);
+    if (stop != 0) break;
+  }
+  trncclCommDestroy(w.comm);
+  say("DONE");
+  return 0;
+}
+
 // Init, one small all-reduce, destroy: for tests that attack init.
 int modeInit(World& w) {
   setup(w, 1024);
@@ -260,7 +326,8 @@ int modeBlock(World& w) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s <loop|mismatch|soak|init|block> <rank> <nranks> [k=v ...]\n",
+    std::fprintf(stderr,
+                 "usage: %s <loop|mismatch|soak|init|block|random> <rank> <nranks> [k=v ...]\n",
                  argv[0]);
     return 2;
   }
@@ -278,6 +345,7 @@ int main(int argc, char** argv) {
   if (mode == "soak") return modeSoak(w);
   if (mode == "init") return modeInit(w);
   if (mode == "block") return modeBlock(w);
+  if (mode == "random") return modeRandom(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }
