@@ -153,7 +153,8 @@ int modeLoop(World& w) {
   return 0;
 }
 
-// Rank `bad` passes a different count (or datatype: field=type, or root: coll=broadcast).
+// Rank `bad` passes a different count (or datatype: field=type; root: field=root; call order:
+// field=order).
 int modeMismatch(World& w) {
   setup(w, 4096);
   init(w);
@@ -163,6 +164,14 @@ int modeMismatch(World& w) {
   size_t count = w.count - ((bad && field == "count") ? 1 : 0);
   if (field == "root") {
     trncclBroadcast(w.send, w.recv, count, trncclFloat32, bad ? 1 : 0, w.comm, w.stream);
+  } else if (field == "order") {  // C2: rank `bad` broadcasts first, the others all-reduce first
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 0) != bad) {
+        trncclAllReduce(w.send, w.recv, count, trncclFloat32, trncclSum, w.comm, w.stream);
+      } else {
+        trncclBroadcast(w.send, w.recv, count, trncclFloat32, 0, w.comm, w.stream);
+      }
+    }
   } else {
     trncclDataType_t type = (bad && field == "type") ? trncclInt32 : trncclFloat32;
     trncclAllReduce(w.send, w.recv, count, type, trncclSum, w.comm, w.stream);

@@ -1,4 +1,4 @@
-// Fault tests on real processes (issue 7; reliability anchors F1-F3, F5, F6, C1): ranks killed,
+// Fault tests on real processes (issue 7; reliability anchors F1-F3, F5, F6, C1, C2): ranks killed,
 // stopped, aborted from another thread, or disagreeing about a collective. Each TEST is one CTest
 // entry (tests/fault/CMakeLists.txt) under a CTest TIMEOUT and an outer `timeout`; ranks are
 // started by launcher.h. What a job leaves and withstands is in resource_test.cc.
@@ -155,6 +155,8 @@ void checkMismatch(const std::string& field, const std::string& rank0Value,
 TEST(Fault, CheckModeCountMismatch) { checkMismatch("count", "4096", "4095"); }
 TEST(Fault, CheckModeDatatypeMismatch) { checkMismatch("type", "float", "int32"); }
 TEST(Fault, CheckModeRootMismatch) { checkMismatch("root", "0", "1"); }
+// C2: rank 2 calls broadcast then all-reduce, the others the reverse.
+TEST(Fault, CheckModeCallOrderMismatch) { checkMismatch("order", "allreduce", "broadcast"); }
 
 // C1 with the check off: an error or a timeout within T+2 s on every rank, never success.
 TEST(Fault, CountMismatchWithoutCheckNeverSucceeds) {

@@ -81,6 +81,13 @@ class TwoHosts {
   bool ok_ = false;
 };
 
+void skipWithoutNamespaces() {
+#if !TRNCCL_HAVE_TCP
+  skipTest("transports/tcp is not in this build (no trnccl_tcp target)");
+#endif
+  if (::geteuid() != 0) skipTest("needs root for network namespaces");
+}
+
 Job makeJob(const TwoHosts& hosts, const std::string& ifname, int timeoutMs) {
   return Job("loop", 3, {"count=4096", "per_sync=1", "iters=20", "id_file=" + hosts.idFile()},
              {{"TRNCCL_COMM_ID", ""},
@@ -94,10 +101,7 @@ Job makeJob(const TwoHosts& hosts, const std::string& ifname, int timeoutMs) {
 // the root listens on A's eth1, which B reaches, and the job completes. Choosing docker0 (the
 // first interface) would leave B's ranks without a route to the root.
 TEST(Fault, DecoyInterfaceIsSkipped) {
-#if !TRNCCL_HAVE_TCP
-  skipTest("transports/tcp is not in this build (no trnccl_tcp target)");
-#endif
-  if (::geteuid() != 0) skipTest("needs root for network namespaces");
+  skipWithoutNamespaces();
   TwoHosts hosts;
   ASSERT_TRUE(hosts.ok()) << "could not build the namespaces (ip netns, veth)";
   Job job = makeJob(hosts, "", 20000);
@@ -110,10 +114,7 @@ TEST(Fault, DecoyInterfaceIsSkipped) {
 // TRNCCL_SOCKET_IFNAME==docker0 forces the unreachable choice: B's ranks fail their init within
 // T + 2 s naming the root's address and interface; rank 0 learns which ranks never came.
 TEST(Fault, UnreachableInterfaceFailsNamingIt) {
-#if !TRNCCL_HAVE_TCP
-  skipTest("transports/tcp is not in this build (no trnccl_tcp target)");
-#endif
-  if (::geteuid() != 0) skipTest("needs root for network namespaces");
+  skipWithoutNamespaces();
   TwoHosts hosts;
   ASSERT_TRUE(hosts.ok()) << "could not build the namespaces (ip netns, veth)";
   const int timeoutMs = 3000;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/reference.h"
 #include "trnccl/trnccl.h"
 
 namespace trnccl::fault {
@@ -63,34 +64,13 @@ inline int64_t inputOf(int rank, size_t i, long seq) {
          8;
 }
 
-inline size_t sizeOf(trncclDataType_t t) { return t == trncclInt32 || t == trncclFloat32 ? 4 : 8; }
-
-// Stores v at element i of `buf` as type t.
+// Stores v at element i of `buf` as type t (support/reference.h's encoder).
 inline void storeAs(trncclDataType_t t, std::vector<std::byte>& buf, size_t i, int64_t v) {
-  std::byte* p = buf.data() + i * sizeOf(t);
-  switch (t) {
-    case trncclInt32: {
-      int32_t x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case trncclFloat32: {
-      float x = static_cast<float>(v);
-      std::memcpy(p, &x, 4);
-      break;
-    }
-    case trncclFloat64: {
-      double x = static_cast<double>(v);
-      std::memcpy(p, &x, 8);
-      break;
-    }
-    default:
-      std::memcpy(p, &v, 8);
-  }
+  testing::encode(t, static_cast<double>(v), buf.data() + i * testing::typeSize(t));
 }
 
 inline std::vector<std::byte> sendBufferOf(const RandomCall& c, int rank, int nranks, long seq) {
-  std::vector<std::byte> buf(c.sendElems(nranks) * sizeOf(c.type));
+  std::vector<std::byte> buf(c.sendElems(nranks) * testing::typeSize(c.type));
   for (size_t i = 0; i < c.sendElems(nranks); ++i) storeAs(c.type, buf, i, inputOf(rank, i, seq));
   return buf;
 }
@@ -108,7 +88,7 @@ inline int64_t reduceOver(const RandomCall& c, int nranks, size_t i, long seq) {
 // (a reduce's non-root ranks).
 inline std::vector<std::byte> expectedOf(const RandomCall& c, int rank, int nranks, long seq,
                                          bool* checked) {
-  std::vector<std::byte> buf(c.recvElems(nranks) * sizeOf(c.type));
+  std::vector<std::byte> buf(c.recvElems(nranks) * testing::typeSize(c.type));
   *checked = c.coll != Coll::kReduce || rank == c.root;
   for (size_t i = 0; i < c.recvElems(nranks); ++i) {
     size_t block = i / c.count, at = i % c.count;
