@@ -154,7 +154,7 @@ int modeLoop(World& w) {
 }
 
 // Rank `bad` passes a different count (or datatype: field=type; root: field=root; call order:
-// field=order).
+// field=order; or skips the call: field=skip).
 int modeMismatch(World& w) {
   setup(w, 4096);
   init(w);
@@ -162,6 +162,11 @@ int modeMismatch(World& w) {
   std::string field = opts.count("field") ? opts["field"] : "count";
   long long issued = nowMs();
   size_t count = w.count - ((bad && field == "count") ? 1 : 0);
+  if (bad && field == "skip") {  // C3: this rank skips the call, alive, until the test's go
+    waitForStdinEof();
+    trncclCommAbort(w.comm);
+    return 0;
+  }
   if (field == "root") {
     trncclBroadcast(w.send, w.recv, count, trncclFloat32, bad ? 1 : 0, w.comm, w.stream);
   } else if (field == "order") {  // C2: rank `bad` broadcasts first, the others all-reduce first
@@ -291,6 +296,36 @@ int modeInit(World& w) {
   return 0;
 }
 
+// C3: rank 0 sends `count` floats to rank 1, then finalizes, destroys its communicator and
+// exits at once; rank 1 posts the receive only `delay_ms` later and checks every element.
+int modeFinalize(World& w) {
+  setup(w, static_cast<size_t>(opt("count", 1024)));
+  init(w);
+  long long issued = nowMs();
+  if (w.rank == 0) trncclSend(w.send, w.count, trncclFloat32, 1, w.comm, w.stream);
+  if (w.rank == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(opt("delay_ms", 1000)));
+    trncclRecv(w.recv, w.count, trncclFloat32, 0, w.comm, w.stream);
+  }
+  if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
+    return reportFailure(w, e, issued);
+  }
+  if (w.rank == 1) {
+    std::vector<float> got(w.count);
+    trnrtMemcpy(got.data(), w.recv, w.count * sizeof(float), trnrtMemcpyDeviceToHost);
+    for (size_t i = 0; i < w.count; ++i) {
+      if (got[i] != 1.0f) {
+        say("WRONG element " + std::to_string(i) + " " + std::to_string(got[i]));
+        return 5;
+      }
+    }
+  }
+  if (trncclResult_t r = trncclCommFinalize(w.comm); r != trncclSuccess) die("finalize", r);
+  trncclCommDestroy(w.comm);
+  say("DONE");
+  return 0;
+}
+
 // Rank `blocked` issues an all-reduce its peers never join; another thread aborts the comm.
 // The others init and wait for the test's go. Descriptors and threads are counted before
 // init and after the abort.
@@ -335,9 +370,10 @@ int modeBlock(World& w) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr,
-                 "usage: %s <loop|mismatch|soak|init|block|random> <rank> <nranks> [k=v ...]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s <loop|mismatch|soak|init|block|random|finalize> <rank> <nranks> [k=v ...]\n",
+        argv[0]);
     return 2;
   }
   for (int i = 4; i < argc; ++i) {
@@ -355,6 +391,7 @@ int main(int argc, char** argv) {
   if (mode == "init") return modeInit(w);
   if (mode == "block") return modeBlock(w);
   if (mode == "random") return modeRandom(w);
+  if (mode == "finalize") return modeFinalize(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }
