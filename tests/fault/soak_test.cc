@@ -176,7 +176,9 @@ void finish(Job& job, Fault f, int victim, bool broken, const std::vector<size_t
       std::sscanf(stats.back().c_str(), "%ld %ld %ld %ld", &s2, &f2, &t2, &m2);
       EXPECT_EQ(f1, f2) << "rank " << r << " descriptors grew from call " << s1 << " to " << s2;
       EXPECT_EQ(t1, t2) << "rank " << r << " threads grew from call " << s1 << " to " << s2;
-      EXPECT_LT(m2 - m1, 4096) << "rank " << r << " RSS grew from call " << s1 << " to " << s2;
+      // Warm-up (malloc arenas of the executor's and transports' threads, first use of the
+      // largest calls) took up to 5.6 MiB in an 8-rank job; a leak of > 16 KiB per call shows.
+      EXPECT_LT(m2 - m1, 16384) << "rank " << r << " RSS grew from call " << s1 << " to " << s2;
       tally.worstRssGrowthKb = std::max(tally.worstRssGrowthKb, m2 - m1);
     }
   }
