@@ -11,6 +11,7 @@
 //   COUNTS <fdsBefore> <threadsBefore> <fdsAfter> <threadsAfter>
 //   DONE                                 finished without error
 //   WRONG <seq> <call> byte <n>          a result differed from its reference (mode random)
+// (mode shrink adds its own lines, see modeShrink)
 //
 // Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below. A watchdog (alarm,
 // key watchdog=<s>, default 60) ends a rank that hangs even if the test process died.
@@ -22,6 +23,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -215,75 +217,6 @@ int modeSoak(World& w) {
   return 0;
 }
 
-// True once the test closed our stdin (without blocking).
-bool stdinClosed() {
-  static bool closed = false;
-  pollfd p{0, POLLIN, 0};
-  char buf[64];
-  while (!closed && ::poll(&p, 1, 0) == 1) closed = read(0, buf, sizeof(buf)) <= 0;
-  return closed;
-}
-
-// Random collectives, dtypes, sizes and roots (random_coll.h; every rank draws the same from
-// `seed`), each result compared with its reference: WRONG <seq> <call> <element> and exit 5 on
-// a difference. A tiny all-reduce after each call tells every rank whether one of them saw its
-// stdin closed: they stop together, destroy and say DONE. STATS every `sample` calls.
-int modeRandom(World& w) {
-  using namespace trnccl::fault;
-  setup(w, 1);
-  size_t bytes = kMaxRandomCount * 8 * static_cast<size_t>(w.nranks);
-  void *send = nullptr, *recv = nullptr, *flag = nullptr;
-  if (trnrtMalloc(&send, bytes) != trnrtSuccess || trnrtMalloc(&recv, bytes) != trnrtSuccess ||
-      trnrtMalloc(&flag, sizeof(int32_t)) != trnrtSuccess) {
-    die("trnrtMalloc", 0);
-  }
-  // Flat RSS must mean no leak, not a warm heap: big host buffers always come from (and go back
-  // to) mmap, whatever glibc's dynamic threshold learnt, and the device buffers are touched once.
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);
-  std::vector<std::byte> zeros(bytes);
-  trnrtMemcpy(send, zeros.data(), bytes, trnrtMemcpyHostToDevice);
-  trnrtMemcpy(recv, zeros.data(), bytes, trnrtMemcpyHostToDevice);
-  init(w);
-  std::mt19937_64 rng(static_cast<uint64_t>(opt("seed", 1)));
-  long sample = opt("sample", 100);
-  for (long seq = 0;; ++seq) {
-    RandomCall c = drawCall(rng, w.nranks);
-    std::vector<std::byte> in = sendBufferOf(c, w.rank, w.nranks, seq);
-    trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice);
-    int32_t stop = stdinClosed() ? 1 : 0;
-    trnrtMemcpy(flag, &stop, sizeof(stop), trnrtMemcpyHostToDevice);
-    long long issued = nowMs();
-    trncclResult_t r = issueCall(c, send, recv, w.comm, w.stream);
-    if (r == trncclSuccess) {
-      r = trncclAllReduce(flag, flag, 1, trncclInt32, trncclMax, w.comm, w.stream);
-    }
-    trnrtError_t e = trnrtStreamSynchronize(w.stream);
-    if (r != trncclSuccess || e != trnrtSuccess) {
-      return reportFailure(w, e != trnrtSuccess ? e : trnrtErrorInvalidValue, issued);
-    }
-    bool checked = false;
-    std::vector<std::byte> want = expectedOf(c, w.rank, w.nranks, seq, &checked);
-    std::vector<std::byte> got(want.size());
-    trnrtMemcpy(got.data(), recv, got.size(), trnrtMemcpyDeviceToHost);
-    if (checked && got != want) {
-      size_t at = 0;
-      while (at < got.size() && got[at] == want[at]) ++at;
-      say("WRONG " + std::to_string(seq) + " " + c.describe() + " byte " + std::to_string(at));
-      std::exit(5);
-    }
-    say("ITER " + std::to_string(seq) + " " + std::to_string(nowMs()));
-    if (seq % sample == 0) {
-      say("STATS " + std::to_string(seq) + " " + std::to_string(openFds()) + " " +
-          std::to_string(threads()) + " " + std::to_string(trnccl::fault::rssKb()));
-    }
-    trnrtMemcpy(&stop, flag, sizeof(stop), trnrtMemcpyDeviceToHost);
-    if (stop != 0) break;
-  }
-  trncclCommDestroy(w.comm);
-  say("DONE");
-  return 0;
-}
-
 // Init, one small all-reduce, destroy: for tests that attack init.
 int modeInit(World& w) {
   setup(w, 1024);
@@ -303,34 +236,18 @@ int modeInit(World& w) {
   return 0;
 }
 
-// C3: rank 0 sends `count` floats to rank 1, then finalizes, destroys its communicator and
-// exits at once; rank 1 posts the receive only `delay_ms` later and checks every element.
-int modeFinalize(World& w) {
-  setup(w, static_cast<size_t>(opt("count", 1024)));
-  init(w);
-  long long issued = nowMs();
-  if (w.rank == 0) trncclSend(w.send, w.count, trncclFloat32, 1, w.comm, w.stream);
-  if (w.rank == 1) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(opt("delay_ms", 1000)));
-    trncclRecv(w.recv, w.count, trncclFloat32, 0, w.comm, w.stream);
+// Says COUNTS: descriptors and threads before (given) and now, once they are back to those
+// counts or after 3 s. Background threads wind down asynchronously (the root, when this rank
+// hosts it).
+void sayCounts(int fdsBefore, int threadsBefore) {
+  int fdsAfter = openFds(), threadsAfter = threads();
+  for (int i = 0; i < 60 && (fdsAfter != fdsBefore || threadsAfter != threadsBefore); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fdsAfter = openFds();
+    threadsAfter = threads();
   }
-  if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
-    return reportFailure(w, e, issued);
-  }
-  if (w.rank == 1) {
-    std::vector<float> got(w.count);
-    trnrtMemcpy(got.data(), w.recv, w.count * sizeof(float), trnrtMemcpyDeviceToHost);
-    for (size_t i = 0; i < w.count; ++i) {
-      if (got[i] != 1.0f) {
-        say("WRONG element " + std::to_string(i) + " " + std::to_string(got[i]));
-        return 5;
-      }
-    }
-  }
-  if (trncclResult_t r = trncclCommFinalize(w.comm); r != trncclSuccess) die("finalize", r);
-  trncclCommDestroy(w.comm);
-  say("DONE");
-  return 0;
+  say("COUNTS " + std::to_string(fdsBefore) + " " + std::to_string(threadsBefore) + " " +
+      std::to_string(fdsAfter) + " " + std::to_string(threadsAfter));
 }
 
 // Rank `blocked` issues an all-reduce its peers never join; another thread aborts the comm.
@@ -361,26 +278,109 @@ int modeBlock(World& w) {
   say("SYNC " + std::to_string(static_cast<int>(e)));
   say("UNBLOCK_MS " + std::to_string(unblocked - abortAt));
   say("ABORT_MS " + std::to_string(abortMs));
-  // Background threads wind down asynchronously (the root, when this rank hosts it).
-  int fdsAfter = openFds(), threadsAfter = threads();
-  for (int i = 0; i < 60 && (fdsAfter != fdsBefore || threadsAfter != threadsBefore); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    fdsAfter = openFds();
-    threadsAfter = threads();
-  }
-  say("COUNTS " + std::to_string(fdsBefore) + " " + std::to_string(threadsBefore) + " " +
-      std::to_string(fdsAfter) + " " + std::to_string(threadsAfter));
+  sayCounts(fdsBefore, threadsBefore);
   return 0;
 }
+
+// The shm segments this process maps (their names end in " (deleted)": unlinked after setup).
+std::vector<std::string> mappedSegments() {
+  std::vector<std::string> names;
+  FILE* f = std::fopen("/proc/self/maps", "r");
+  if (f == nullptr) return names;
+  char line[512];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    const char* at = std::strstr(line, "/dev/shm/trnccl-");
+    if (at == nullptr) continue;
+    std::string name(at + std::strlen("/dev/shm/"));
+    name = name.substr(0, name.find_first_of(" \n"));
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  std::fclose(f);
+  return names;
+}
+
+// Issue 18, F7: all-reduces until a peer dies, then recovers as docs/RELIABILITY.md says: the
+// failed ranks (trncclCommGetFailedRanks), trncclCommShrink(TRNCCL_SHRINK_ABORT), `iters2`
+// all-reduces of (parent rank + 1) on the new communicator, then the old one once more.
+//   FAILED <ranks...>      SHRUNK <rank> <nranks> <ms>     MAPPED <segment>
+//   SUM <i> <value>        OLDCOMM <call result> <async>   COUNTS as in mode block
+int modeShrink(World& w) {
+  setup(w, static_cast<size_t>(opt("count", 1 << 18)));
+  int fdsBefore = openFds(), threadsBefore = threads();
+  init(w);
+  long long issued = 0;
+  for (long i = 0;; ++i) {
+    issued = nowMs();
+    trncclAllReduce(w.send, w.recv, w.count, trncclFloat32, trncclSum, w.comm, w.stream);
+    if (trnrtStreamSynchronize(w.stream) != trnrtSuccess) break;
+    say("ITER " + std::to_string(i) + " " + std::to_string(nowMs()));
+  }
+  trncclResult_t async = trncclSuccess;
+  trncclCommGetAsyncError(w.comm, &async);
+  say("ERROR " + std::to_string(nowMs()) + " 1 " + std::to_string(async) + " " +
+      std::to_string(nowMs() - issued) + " " + oneLine(trncclGetLastError(w.comm)));
+  int n = 0;
+  if (trncclResult_t r = trncclCommGetFailedRanks(w.comm, nullptr, &n); r != trncclSuccess) {
+    die("trncclCommGetFailedRanks", r);
+  }
+  std::vector<int> failed(static_cast<size_t>(w.nranks), -1);
+  trncclCommGetFailedRanks(w.comm, failed.data(), &n);
+  failed.resize(static_cast<size_t>(n));
+  std::string list = "FAILED";
+  for (int r : failed) list += " " + std::to_string(r);
+  say(list);
+  trncclComm_t sub = nullptr;
+  long long t0 = nowMs();
+  if (trncclResult_t r =
+          trncclCommShrink(w.comm, failed.data(), n, &sub, nullptr, TRNCCL_SHRINK_ABORT);
+      r != trncclSuccess) {
+    say("SHRINKFAIL " + std::to_string(r) + " " + oneLine(trncclGetLastError(nullptr)));
+    return 6;
+  }
+  int subRank = -1, subCount = 0;
+  trncclCommUserRank(sub, &subRank);
+  trncclCommCount(sub, &subCount);
+  say("SHRUNK " + std::to_string(subRank) + " " + std::to_string(subCount) + " " +
+      std::to_string(nowMs() - t0));
+  for (const std::string& name : mappedSegments()) say("MAPPED " + name);
+  trnrtStream_t stream = nullptr;  // the old stream keeps its error
+  if (trnrtStreamCreate(&stream) != trnrtSuccess) die("trnrtStreamCreate", 0);
+  std::vector<float> mine(w.count, static_cast<float>(w.rank + 1)), got(w.count);
+  for (long i = 0; i < opt("iters2", 20); ++i) {
+    trnrtMemcpy(w.send, mine.data(), w.count * sizeof(float), trnrtMemcpyHostToDevice);
+    trncclAllReduce(w.send, w.recv, w.count, trncclFloat32, trncclSum, sub, stream);
+    if (trnrtError_t e = trnrtStreamSynchronize(stream); e != trnrtSuccess) {
+      say("SUBFAIL " + oneLine(trncclGetLastError(sub)));
+      return 7;
+    }
+    trnrtMemcpy(got.data(), w.recv, w.count * sizeof(float), trnrtMemcpyDeviceToHost);
+    bool same = std::all_of(got.begin(), got.end(), [&](float v) { return v == got[0]; });
+    say("SUM " + std::to_string(i) + " " + (same ? std::to_string(got[0]) : "uneven"));
+  }
+  for (int k = 0; k < 3; ++k) {
+    trncclResult_t r =
+        trncclAllReduce(w.send, w.recv, w.count, trncclFloat32, trncclSum, w.comm, stream);
+    trncclCommGetAsyncError(w.comm, &async);
+    say("OLDCOMM " + std::to_string(r) + " " + std::to_string(async));
+  }
+  trncclCommDestroy(sub);
+  trncclCommAbort(w.comm);
+  trnrtStreamDestroy(stream);
+  sayCounts(fdsBefore, threadsBefore);
+  say("MAPPED_AFTER " + std::to_string(mappedSegments().size()));
+  say("DONE");
+  return 0;
+}
+#include "fault/rank_modes.h"  // more modes, over the helpers above
 
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(
-        stderr,
-        "usage: %s <loop|mismatch|soak|init|block|random|finalize> <rank> <nranks> [k=v ...]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s <loop|mismatch|soak|init|block|shrink|random|finalize> <rank> <nranks> "
+                 "[k=v ...]\n",
+                 argv[0]);
     return 2;
   }
   for (int i = 4; i < argc; ++i) {
@@ -397,6 +397,7 @@ int main(int argc, char** argv) {
   if (mode == "soak") return modeSoak(w);
   if (mode == "init") return modeInit(w);
   if (mode == "block") return modeBlock(w);
+  if (mode == "shrink") return modeShrink(w);
   if (mode == "random") return modeRandom(w);
   if (mode == "finalize") return modeFinalize(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
