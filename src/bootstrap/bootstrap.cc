@@ -119,6 +119,7 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const UniqueId& id, int ra
   impl->nranks = nranks;
   impl->magic = id.magic;
   impl->root = transport::net::nameOf({address, id.port});
+  if (!id.interface.empty()) impl->root += fmt::format(" (interface {} of its host)", id.interface);
   impl->timeout =
       std::chrono::milliseconds(env::getInt("TRNCCL_TIMEOUT_MS", kDefaultTimeout.count()));
   TRN_TRY(impl->socket.connect(tcp::endpoint(address, id.port),

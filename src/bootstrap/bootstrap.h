@@ -27,6 +27,9 @@ struct UniqueId {
   std::string host;  // numeric IPv4/IPv6 address of the root
   uint16_t port = 0;
   bool fromEnv = false;  // built from TRNCCL_COMM_ID: rank 0 starts the root at init
+  // The interface of the root's host that `host` belongs to, for error messages of ranks that
+  // cannot reach it; empty when TRNCCL_COMM_ID or TRNCCL_BOOTSTRAP_HOST gave the address.
+  std::string interface {};
 
   void encode(char out[128]) const;
   static Result<UniqueId> decode(const char in[128]);

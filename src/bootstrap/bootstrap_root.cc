@@ -17,6 +17,15 @@ constexpr std::chrono::milliseconds kDefaultHandshake{5000};
 constexpr std::chrono::milliseconds kDefaultInitTimeout{120000};
 // How long a finishing root keeps trying to deliver its last error frames.
 constexpr std::chrono::milliseconds kLinger{2000};
+// The root gives up on missing ranks this much before the ranks' own init deadline (T, the
+// same TRNCCL_TIMEOUT_MS), so that its error, which names them, reaches the waiting ranks
+// before they time out knowing nothing: T minus min(T/10, 1 s).
+constexpr std::chrono::milliseconds kMaxInitLead{1000};
+
+std::chrono::milliseconds rootInitTimeout() {
+  std::chrono::milliseconds t(env::getInt("TRNCCL_TIMEOUT_MS", kDefaultInitTimeout.count()));
+  return t - std::min(t / 10, kMaxInitLead);
+}
 
 std::shared_ptr<const std::vector<std::byte>> textBody(const std::string& text) {
   size_t n = std::min<size_t>(text.size(), wire::kMaxErrorBytes);
@@ -37,8 +46,7 @@ net::ListenerOptions listenerOptions() {
 
 RootService::Impl::Impl(uint64_t magic)
     : listener_(io_, listenerOptions()), initTimer_(io_), lingerTimer_(io_), magic_(magic) {
-  initTimeout_ =
-      std::chrono::milliseconds(env::getInt("TRNCCL_TIMEOUT_MS", kDefaultInitTimeout.count()));
+  initTimeout_ = rootInitTimeout();
 }
 
 Status RootService::Impl::bind(const std::string& host, uint16_t port) {
@@ -192,8 +200,9 @@ void RootService::Impl::onInitTimeout() {
           nranks_ == 0 ? fmt::format("bootstrap: root timed out after {} ms: no rank checked in",
                                      initTimeout_.count())
                        : fmt::format("bootstrap: root timed out after {} ms: {} of {} ranks "
-                                     "checked in (missing {}{})",
-                                     initTimeout_.count(), checkedIn_, nranks_, missing,
+                                     "checked in (missing rank{} {}{})",
+                                     initTimeout_.count(), checkedIn_, nranks_,
+                                     nranks_ - checkedIn_ > 1 ? "s" : "", missing,
                                      nranks_ - checkedIn_ > shown ? ", ..." : ""));
 }
 

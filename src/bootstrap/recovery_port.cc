@@ -205,8 +205,8 @@ Result<std::unique_ptr<RecoveryPort>> RecoveryPort::open(int rank) {
   auto host = chooseBootstrapHost();
   if (!host) return host.status();
   ErrorCode ec;
-  auto address = asio::ip::make_address(*host, ec);
-  if (ec) return invalidArgument("recovery: address '{}' is not numeric", *host);
+  auto address = asio::ip::make_address(host->address, ec);
+  if (ec) return invalidArgument("recovery: address '{}' is not numeric", host->address);
   auto impl = std::make_unique<Impl>(rank);
   TRN_TRY(impl->listener.listen(tcp::endpoint(address, 0)));
   Impl* raw = impl.get();

@@ -24,6 +24,23 @@ bool isPeerGone(const boost::system::error_code& ec) {
          ec == asio::error::broken_pipe || ec == asio::error::connection_aborted;
 }
 
+// Who is missing when the root cannot be reached: the root lives in the process that made the
+// unique id (rank 0's with TRNCCL_COMM_ID).
+constexpr const char* kRootOwner =
+    "the process hosting the root (the one that made the unique "
+    "id; rank 0 with TRNCCL_COMM_ID)";
+
+std::string connectHint(const boost::system::error_code& ec) {
+  if (ec == asio::error::connection_refused) {
+    return fmt::format("; nothing listens there: {} has not started it or is gone", kRootOwner);
+  }
+  if (ec == asio::error::network_unreachable || ec == asio::error::host_unreachable) {
+    return "; this host has no route to the root's address: check TRNCCL_SOCKET_IFNAME (or "
+           "TRNCCL_BOOTSTRAP_HOST) where the id was made";
+  }
+  return "";
+}
+
 }  // namespace
 
 TimedSocket::TimedSocket() : socket_(io_) {}
@@ -58,9 +75,9 @@ Status TimedSocket::runUntil(const bool& done, const boost::system::error_code& 
 
 Status TimedSocket::failure(const boost::system::error_code& ec, const OpContext& op) const {
   if (isPeerGone(ec)) {
-    return Status(
-        Code::kRemoteError,
-        fmt::format("bootstrap: connection to the root lost ({}) while {}", ec.message(), op.what));
+    return Status(Code::kRemoteError,
+                  fmt::format("bootstrap: connection to the root lost ({}) while {}: {} is gone",
+                              ec.message(), op.what, kRootOwner));
   }
   return systemError("bootstrap: {} while {}", ec.message(), op.what);
 }
@@ -83,8 +100,8 @@ Status TimedSocket::connect(const tcp::endpoint& peer, const OpContext& op) {
     }
     if (s.code() == Code::kTimeout || aborted()) {
       if (s.code() == Code::kTimeout && lastError) {
-        return Status(Code::kTimeout,
-                      fmt::format("{} (last error: {})", s.message(), lastError.message()));
+        return Status(Code::kTimeout, fmt::format("{} (last error: {}{})", s.message(),
+                                                  lastError.message(), connectHint(lastError)));
       }
       return s;
     }
@@ -127,7 +144,7 @@ void TimedSocket::abort() {
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
 }
 
-Result<std::string> chooseBootstrapHost() {
+Result<RootHost> chooseBootstrapHost() {
   std::string forced = env::getString("TRNCCL_BOOTSTRAP_HOST", "");
   if (!forced.empty()) {
     boost::system::error_code ec;
@@ -135,7 +152,7 @@ Result<std::string> chooseBootstrapHost() {
     if (ec)
       return invalidArgument("bootstrap: TRNCCL_BOOTSTRAP_HOST={} is not a numeric address",
                              forced);
-    return forced;
+    return RootHost{.address = forced, .interface = ""};
   }
   Result<transport::net::Interface> chosen = transport::net::chooseInterface();
   if (!chosen) {
@@ -143,7 +160,7 @@ Result<std::string> chooseBootstrapHost() {
                   fmt::format("bootstrap: no address for the root: {}", chosen.status().message()));
   }
   TRN_INFO(kBoot, "bootstrap: root address {} ({})", chosen->address.to_string(), chosen->name);
-  return chosen->address.to_string();
+  return RootHost{.address = chosen->address.to_string(), .interface = chosen->name};
 }
 
 }  // namespace trnccl::bootstrap

@@ -58,9 +58,14 @@ class TimedSocket {
   std::atomic<int> fd_{-1};  // published once connected, for abort()'s shutdown()
 };
 
+struct RootHost {
+  std::string address;    // numeric
+  std::string interface;  // empty when TRNCCL_BOOTSTRAP_HOST gave the address
+};
+
 // The numeric address the root listens on: TRNCCL_BOOTSTRAP_HOST if set, else the address of
 // the interface TRNCCL_SOCKET_IFNAME / TRNCCL_SOCKET_FAMILY select, by the same rule as the
 // tcp transport's listeners (transports/net/interfaces.h).
-Result<std::string> chooseBootstrapHost();
+Result<RootHost> chooseBootstrapHost();
 
 }  // namespace trnccl::bootstrap

@@ -18,11 +18,15 @@ namespace net = transport::net;
 
 // Layout of the 128 bytes (little-endian):
 //   0 u32 kIdMarker | 4 u16 kIdVersion | 6 u8 flags | 7 u8 host length | 8 u64 magic
-//   16 u16 port | 18 host (kMaxHost bytes) | ... zero ... | 120 u64 FNV-1a of bytes [0, 120)
+//   16 u16 port | 18 host (kMaxHost bytes) | 82 u8 interface length | 83 interface name
+//   (kMaxInterface bytes) | ... zero ... | 120 u64 FNV-1a of bytes [0, 120)
 // The checksum makes decode of random or truncated bytes fail instead of yielding an address.
+// Ids without an interface (older ones included) have length 0 there.
 constexpr uint32_t kIdMarker = 0x44494e54;  // "TNID"
 constexpr uint16_t kIdVersion = 1;
 constexpr size_t kMaxHost = 64;
+constexpr size_t kInterfaceAt = 82;
+constexpr size_t kMaxInterface = 15;  // IFNAMSIZ - 1
 constexpr size_t kChecksumAt = 120;
 constexpr uint8_t kFlagFromEnv = 1;
 
@@ -54,6 +58,9 @@ void UniqueId::encode(char out[128]) const {
   wire::putU64(buf + 8, magic);
   bytes::put<uint16_t>(buf + 16, port);
   std::memcpy(buf + 18, host.data(), hostLen);
+  size_t ifLen = std::min(interface.size(), kMaxInterface);
+  buf[kInterfaceAt] = static_cast<std::byte>(ifLen);
+  std::memcpy(buf + kInterfaceAt + 1, interface.data(), ifLen);
   wire::putU64(buf + kChecksumAt, fnv1a(buf, kChecksumAt));
   std::memcpy(out, buf, sizeof(buf));
 }
@@ -82,6 +89,15 @@ Result<UniqueId> UniqueId::decode(const char in[128]) {
                            id.port);
   }
   id.host.assign(reinterpret_cast<const char*>(buf + 18), hostLen);
+  size_t ifLen = static_cast<size_t>(buf[kInterfaceAt]);
+  if (ifLen > kMaxInterface) {
+    return invalidArgument("bootstrap: unique id is not valid (interface name of {} bytes)", ifLen);
+  }
+  id.interface.assign(reinterpret_cast<const char*>(buf + kInterfaceAt + 1), ifLen);
+  for (char c : id.interface) {
+    if (c <= ' ' || c > '~')
+      return invalidArgument("bootstrap: unique id has a bad interface name");
+  }
   boost::system::error_code ec;
   asio::ip::make_address(id.host, ec);
   if (ec) return invalidArgument("bootstrap: unique id holds a non-numeric host '{}'", id.host);
@@ -101,14 +117,21 @@ Result<UniqueId> createUniqueId(bool useCommIdEnv) {
     return UniqueId{.magic = fnv1a(commId.data(), commId.size()),
                     .host = *host,
                     .port = hostPort->second,
-                    .fromEnv = true};
+                    .fromEnv = true,
+                    .interface = ""};
   }
   auto host = chooseBootstrapHost();
   if (!host) return host.status();
   uint64_t magic = randomMagic();
-  auto port = startRoot(*host, 0, magic);
+  // Port 0: the kernel assigns a free one, published through the id, so concurrent jobs on
+  // one host never collide (a fixed port can be taken: TRNCCL_COMM_ID, ensureRoot()).
+  auto port = startRoot(host->address, 0, magic);
   if (!port) return port.status();
-  return UniqueId{.magic = magic, .host = *host, .port = *port, .fromEnv = false};
+  return UniqueId{.magic = magic,
+                  .host = host->address,
+                  .port = *port,
+                  .fromEnv = false,
+                  .interface = host->interface};
 }
 
 Status ensureRoot(const UniqueId& id) {
@@ -116,7 +139,12 @@ Status ensureRoot(const UniqueId& id) {
     return invalidArgument("bootstrap: ensureRoot needs an id with an address");
   }
   auto port = startRoot(id.host, id.port, id.magic);
-  return port ? Status::ok() : port.status();
+  if (port) return Status::ok();
+  // A fixed port may be taken by another process: another job, a left-over server.
+  return Status(port.status().code(),
+                fmt::format("{} (the port of TRNCCL_COMM_ID; choose a free one, or leave "
+                            "TRNCCL_COMM_ID unset for a port the kernel assigns)",
+                            port.status().message()));
 }
 
 }  // namespace trnccl::bootstrap

@@ -10,10 +10,17 @@
 //   STATS <iter> <fds> <threads> <rssKb> <shm>
 //   COUNTS <fdsBefore> <threadsBefore> <fdsAfter> <threadsAfter>
 //   DONE                                 finished without error
+//   WRONG <seq> <call> byte <n>          a result differed from its reference (mode random)
 // (mode shrink adds its own lines, see modeShrink)
 //
 // Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below. A watchdog (alarm,
 // key watchdog=<s>, default 60) ends a rank that hangs even if the test process died.
+// Keys of every mode's init: id_file=<path> takes the unique id through that file
+// (id_file.h) instead of TRNCCL_COMM_ID; hold_init=<r> makes rank r wait for the test's go
+// before init (a rank the test kills before it checks in); hold_fail=1 makes a rank whose init
+// failed wait for the go before it exits (the test inspects it first).
+#include <malloc.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,7 +33,9 @@
 #include <thread>
 #include <vector>
 
+#include "fault/id_file.h"
 #include "fault/proc_stats.h"
+#include "fault/random_coll.h"
 #include "trnccl/trnccl.h"
 
 namespace {
@@ -93,10 +102,18 @@ void setup(World& w, size_t count) {
 }
 
 void init(World& w) {
+  if (opt("hold_init", -1) == w.rank) waitForStdinEof();
   trncclUniqueId id;
-  if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) die("trncclGetUniqueId", r);
+  if (opts.count("id_file")) {
+    trncclResult_t r = trnccl::fault::idThroughFile(opts["id_file"], w.rank, &id,
+                                                    std::chrono::seconds(opt("watchdog", 60)));
+    if (r != trncclSuccess) die("the unique id through id_file", r);
+  } else if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) {
+    die("trncclGetUniqueId", r);
+  }
   if (trncclResult_t r = trncclCommInitRank(&w.comm, w.nranks, id, w.rank); r != trncclSuccess) {
     say("INITFAIL " + std::to_string(r) + " " + oneLine(trncclGetLastError(nullptr)));
+    if (opt("hold_fail", 0)) waitForStdinEof();
     std::exit(4);
   }
   say("READY " + std::to_string(w.rank));
@@ -139,7 +156,8 @@ int modeLoop(World& w) {
   return 0;
 }
 
-// Rank `bad` passes a different count (or datatype: field=type, or root: coll=broadcast).
+// Rank `bad` passes a different count (or datatype: field=type; root: field=root; call order:
+// field=order; or skips the call: field=skip).
 int modeMismatch(World& w) {
   setup(w, 4096);
   init(w);
@@ -147,8 +165,21 @@ int modeMismatch(World& w) {
   std::string field = opts.count("field") ? opts["field"] : "count";
   long long issued = nowMs();
   size_t count = w.count - ((bad && field == "count") ? 1 : 0);
+  if (bad && field == "skip") {  // C3: this rank skips the call, alive, until the test's go
+    waitForStdinEof();
+    trncclCommAbort(w.comm);
+    return 0;
+  }
   if (field == "root") {
     trncclBroadcast(w.send, w.recv, count, trncclFloat32, bad ? 1 : 0, w.comm, w.stream);
+  } else if (field == "order") {  // C2: rank `bad` broadcasts first, the others all-reduce first
+    for (int k = 0; k < 2; ++k) {
+      if ((k == 0) != bad) {
+        trncclAllReduce(w.send, w.recv, count, trncclFloat32, trncclSum, w.comm, w.stream);
+      } else {
+        trncclBroadcast(w.send, w.recv, count, trncclFloat32, 0, w.comm, w.stream);
+      }
+    }
   } else {
     trncclDataType_t type = (bad && field == "type") ? trncclInt32 : trncclFloat32;
     trncclAllReduce(w.send, w.recv, count, type, trncclSum, w.comm, w.stream);
@@ -340,12 +371,15 @@ int modeShrink(World& w) {
   say("DONE");
   return 0;
 }
+#include "fault/rank_modes.h"  // more modes, over the helpers above
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
-                 "usage: %s <loop|mismatch|soak|init|block|shrink> <rank> <nranks> [k=v ...]\n",
+                 "usage: %s <loop|mismatch|soak|init|block|shrink|random|finalize> <rank> <nranks> "
+                 "[k=v ...]\n",
                  argv[0]);
     return 2;
   }
@@ -364,6 +398,8 @@ int main(int argc, char** argv) {
   if (mode == "init") return modeInit(w);
   if (mode == "block") return modeBlock(w);
   if (mode == "shrink") return modeShrink(w);
+  if (mode == "random") return modeRandom(w);
+  if (mode == "finalize") return modeFinalize(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -1,4 +1,4 @@
-// Fault tests on real processes (issue 7; reliability anchors F1-F3, F5, F6, C1): ranks killed,
+// Fault tests on real processes (issue 7; reliability anchors F1-F3, F5, F6, C1, C2): ranks killed,
 // stopped, aborted from another thread, or disagreeing about a collective. Each TEST is one CTest
 // entry (tests/fault/CMakeLists.txt) under a CTest TIMEOUT and an outer `timeout`; ranks are
 // started by launcher.h. What a job leaves and withstands is in resource_test.cc.
@@ -142,11 +142,13 @@ void checkMismatch(const std::string& field, const std::string& rank0Value,
     EXPECT_NE(e.message.find("TRNCCL_CHECK"), std::string::npos) << e.message;
     EXPECT_NE(e.message.find("rank 0 has " + rank0Value), std::string::npos) << e.message;
     EXPECT_NE(e.message.find("rank 2 has " + rank2Value), std::string::npos) << e.message;
+    // The same mismatch on every rank; the prefix names the rank's own call (C2: they differ).
+    std::string found = e.message.substr(e.message.find("TRNCCL_CHECK"));
     if (r == 0) {
-      first = e.message;
-      std::printf("%s\n", first.c_str());
+      first = found;
+      std::printf("%s\n", e.message.c_str());
     }
-    EXPECT_EQ(e.message, first) << "ranks report different mismatches";
+    EXPECT_EQ(found, first) << "ranks report different mismatches";
   }
   std::vector<int> all = {0, 1, 2, 3};
   releaseAndCheckAbort(job, all);
@@ -155,6 +157,8 @@ void checkMismatch(const std::string& field, const std::string& rank0Value,
 TEST(Fault, CheckModeCountMismatch) { checkMismatch("count", "4096", "4095"); }
 TEST(Fault, CheckModeDatatypeMismatch) { checkMismatch("type", "float", "int32"); }
 TEST(Fault, CheckModeRootMismatch) { checkMismatch("root", "0", "1"); }
+// C2: rank 2 calls broadcast then all-reduce, the others the reverse.
+TEST(Fault, CheckModeCallOrderMismatch) { checkMismatch("order", "allreduce", "broadcast"); }
 
 // C1 with the check off: an error or a timeout within T+2 s on every rank, never success.
 TEST(Fault, CountMismatchWithoutCheckNeverSucceeds) {

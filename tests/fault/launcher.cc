@@ -49,7 +49,8 @@ Job::Job(std::string mode, int nranks, std::vector<std::string> args,
       env_(std::move(env)),
       port_(port != 0 ? port : freePort()),
       ranks_(nranks) {
-  env_["TRNCCL_COMM_ID"] = "127.0.0.1:" + std::to_string(port_);
+  // A test may set TRNCCL_COMM_ID itself ("" for none: the ranks exchange the id otherwise).
+  env_.emplace("TRNCCL_COMM_ID", "127.0.0.1:" + std::to_string(port_));
   env_.emplace("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1");
   env_.emplace("TRNCCL_SOCKET_IFNAME", "lo");
 }

@@ -11,15 +11,22 @@ namespace {
 
 TEST(UniqueId, RoundTrips) {
   for (const char* host : {"127.0.0.1", "::1", "fd00:1234::42"}) {
-    UniqueId id{.magic = 0x1234567890abcdefull, .host = host, .port = 40123, .fromEnv = true};
-    char bytes[128];
-    id.encode(bytes);
-    auto back = UniqueId::decode(bytes);
-    ASSERT_TRUE(back.isOk()) << back.status().message();
-    EXPECT_EQ(back->magic, id.magic);
-    EXPECT_EQ(back->host, id.host);
-    EXPECT_EQ(back->port, id.port);
-    EXPECT_TRUE(back->fromEnv);
+    for (const char* interface : {"", "ens5", "a-15-chars-name"}) {
+      UniqueId id{.magic = 0x1234567890abcdefull,
+                  .host = host,
+                  .port = 40123,
+                  .fromEnv = true,
+                  .interface = interface};
+      char bytes[128];
+      id.encode(bytes);
+      auto back = UniqueId::decode(bytes);
+      ASSERT_TRUE(back.isOk()) << back.status().message();
+      EXPECT_EQ(back->magic, id.magic);
+      EXPECT_EQ(back->host, id.host);
+      EXPECT_EQ(back->port, id.port);
+      EXPECT_TRUE(back->fromEnv);
+      EXPECT_EQ(back->interface, id.interface);
+    }
   }
 }
 
@@ -52,7 +59,8 @@ TEST(ChooseHost, ForcedHostWins) {
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
   auto host = chooseBootstrapHost();
   ASSERT_TRUE(host.isOk());
-  EXPECT_EQ(*host, "127.0.0.1");
+  EXPECT_EQ(host->address, "127.0.0.1");
+  EXPECT_EQ(host->interface, "");
   setenv("TRNCCL_BOOTSTRAP_HOST", "not-an-address", 1);
   EXPECT_FALSE(chooseBootstrapHost().isOk());
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
@@ -63,17 +71,18 @@ TEST(ChooseHost, FollowsSocketIfname) {
   unsetenv("TRNCCL_BOOTSTRAP_HOST");
   setenv("TRNCCL_SOCKET_IFNAME", "=lo", 1);
   setenv("TRNCCL_SOCKET_FAMILY", "AF_INET6", 1);
-  Result<std::string> v6 = chooseBootstrapHost();
+  Result<RootHost> v6 = chooseBootstrapHost();
   unsetenv("TRNCCL_SOCKET_FAMILY");
-  Result<std::string> v4 = chooseBootstrapHost();
+  Result<RootHost> v4 = chooseBootstrapHost();
   setenv("TRNCCL_SOCKET_IFNAME", "=no-such-interface", 1);
-  Result<std::string> none = chooseBootstrapHost();
+  Result<RootHost> none = chooseBootstrapHost();
   unsetenv("TRNCCL_SOCKET_IFNAME");
   setenv("TRNCCL_BOOTSTRAP_HOST", "127.0.0.1", 1);
   ASSERT_TRUE(v4.isOk()) << v4.status().message();
-  EXPECT_EQ(*v4, "127.0.0.1");
+  EXPECT_EQ(v4->address, "127.0.0.1");
+  EXPECT_EQ(v4->interface, "lo");
   ASSERT_TRUE(v6.isOk()) << v6.status().message();
-  EXPECT_EQ(*v6, "::1");
+  EXPECT_EQ(v6->address, "::1");
   ASSERT_FALSE(none.isOk());
   EXPECT_NE(none.status().message().find("no interface matches TRNCCL_SOCKET_IFNAME"),
             std::string::npos)

@@ -1,0 +1,105 @@
+// Modes of fault_rank (fault_rank.cc) kept apart to keep that file short: the soak's random
+// collectives (K1) and a rank that finalizes right after a send (C3). Included by fault_rank.cc
+// inside its anonymous namespace, after the helpers they use (World, setup, init, say, opt,
+// reportFailure); not a header for anything else.
+// fault_rank.cc includes what they need (<malloc.h>, <poll.h>, random_coll.h) at its top.
+#pragma once
+
+// True once the test closed our stdin (without blocking).
+bool stdinClosed() {
+  static bool closed = false;
+  pollfd p{0, POLLIN, 0};
+  char buf[64];
+  while (!closed && ::poll(&p, 1, 0) == 1) closed = read(0, buf, sizeof(buf)) <= 0;
+  return closed;
+}
+
+// Random collectives, dtypes, sizes and roots (random_coll.h; every rank draws the same from
+// `seed`), each result compared with its reference: WRONG <seq> <call> <element> and exit 5 on
+// a difference. A tiny all-reduce after each call tells every rank whether one of them saw its
+// stdin closed: they stop together, destroy and say DONE. STATS every `sample` calls.
+int modeRandom(World& w) {
+  using namespace trnccl::fault;
+  setup(w, 1);
+  size_t bytes = kMaxRandomCount * 8 * static_cast<size_t>(w.nranks);
+  void *send = nullptr, *recv = nullptr, *flag = nullptr;
+  if (trnrtMalloc(&send, bytes) != trnrtSuccess || trnrtMalloc(&recv, bytes) != trnrtSuccess ||
+      trnrtMalloc(&flag, sizeof(int32_t)) != trnrtSuccess) {
+    die("trnrtMalloc", 0);
+  }
+  // Flat RSS must mean no leak, not a warm heap: big host buffers always come from (and go back
+  // to) mmap, whatever glibc's dynamic threshold learnt, and the device buffers are touched once.
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  std::vector<std::byte> zeros(bytes);
+  trnrtMemcpy(send, zeros.data(), bytes, trnrtMemcpyHostToDevice);
+  trnrtMemcpy(recv, zeros.data(), bytes, trnrtMemcpyHostToDevice);
+  init(w);
+  std::mt19937_64 rng(static_cast<uint64_t>(opt("seed", 1)));
+  long sample = opt("sample", 100);
+  for (long seq = 0;; ++seq) {
+    RandomCall c = drawCall(rng, w.nranks);
+    std::vector<std::byte> in = sendBufferOf(c, w.rank, w.nranks, seq);
+    trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice);
+    int32_t stop = stdinClosed() ? 1 : 0;
+    trnrtMemcpy(flag, &stop, sizeof(stop), trnrtMemcpyHostToDevice);
+    long long issued = nowMs();
+    trncclResult_t r = issueCall(c, send, recv, w.comm, w.stream);
+    if (r == trncclSuccess) {
+      r = trncclAllReduce(flag, flag, 1, trncclInt32, trncclMax, w.comm, w.stream);
+    }
+    trnrtError_t e = trnrtStreamSynchronize(w.stream);
+    if (r != trncclSuccess || e != trnrtSuccess) {
+      return reportFailure(w, e != trnrtSuccess ? e : trnrtErrorInvalidValue, issued);
+    }
+    bool checked = false;
+    std::vector<std::byte> want = expectedOf(c, w.rank, w.nranks, seq, &checked);
+    std::vector<std::byte> got(want.size());
+    trnrtMemcpy(got.data(), recv, got.size(), trnrtMemcpyDeviceToHost);
+    if (checked && got != want) {
+      size_t at = 0;
+      while (at < got.size() && got[at] == want[at]) ++at;
+      say("WRONG " + std::to_string(seq) + " " + c.describe() + " byte " + std::to_string(at));
+      std::exit(5);
+    }
+    say("ITER " + std::to_string(seq) + " " + std::to_string(nowMs()));
+    if (seq % sample == 0) {
+      say("STATS " + std::to_string(seq) + " " + std::to_string(openFds()) + " " +
+          std::to_string(threads()) + " " + std::to_string(trnccl::fault::rssKb()));
+    }
+    trnrtMemcpy(&stop, flag, sizeof(stop), trnrtMemcpyDeviceToHost);
+    if (stop != 0) break;
+  }
+  trncclCommDestroy(w.comm);
+  say("DONE");
+  return 0;
+}
+
+// C3: rank 0 sends `count` floats to rank 1, then finalizes, destroys its communicator and
+// exits at once; rank 1 posts the receive only `delay_ms` later and checks every element.
+int modeFinalize(World& w) {
+  setup(w, static_cast<size_t>(opt("count", 1024)));
+  init(w);
+  long long issued = nowMs();
+  if (w.rank == 0) trncclSend(w.send, w.count, trncclFloat32, 1, w.comm, w.stream);
+  if (w.rank == 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(opt("delay_ms", 1000)));
+    trncclRecv(w.recv, w.count, trncclFloat32, 0, w.comm, w.stream);
+  }
+  if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
+    return reportFailure(w, e, issued);
+  }
+  if (w.rank == 1) {
+    std::vector<float> got(w.count);
+    trnrtMemcpy(got.data(), w.recv, w.count * sizeof(float), trnrtMemcpyDeviceToHost);
+    for (size_t i = 0; i < w.count; ++i) {
+      if (got[i] != 1.0f) {
+        say("WRONG element " + std::to_string(i) + " " + std::to_string(got[i]));
+        return 5;
+      }
+    }
+  }
+  if (trncclResult_t r = trncclCommFinalize(w.comm); r != trncclSuccess) die("finalize", r);
+  trncclCommDestroy(w.comm);
+  say("DONE");
+  return 0;
+}
