@@ -2,17 +2,26 @@
 // TRNCCL_COMM_ID=127.0.0.1:<port>, so no MPI is needed. It prints one line per event on stdout
 // for the test to parse (times are CLOCK_MONOTONIC milliseconds, comparable across processes):
 //   READY <rank>                         init done
-//   ITER <i> <t>                         iteration i finished at t
+//   ITER <i> <t>                         iteration i finished at t (and checked, with check=1)
+//   WRONG <i> <element> <got> <expected> iteration i returned a wrong sum (exit 5)
 //   ERROR <t> <code> <async> <since> <message>   a wait failed at t, <since> ms after the
 //                                        failing call was issued; <async> = GetAsyncError
 //   ABORT_MS <ms>                        how long trncclCommAbort took
 //   UNBLOCK_MS <ms>                      abort from another thread -> the blocked wait returned
 //   STATS <iter> <fds> <threads> <rssKb> <shm>
 //   COUNTS <fdsBefore> <threadsBefore> <fdsAfter> <threadsAfter>
+//   AGAIN <rank>                         a new communicator is up after the failure
+//   PAUSED <i>                           (pause_at=<i>) waits for the go before iteration i
+//   LOOPED                               (end=<file>) all iterations done; waits for <file>
+//                                        before destroying the communicator, so that no rank
+//                                        exits (taking the bootstrap root with rank 0) while
+//                                        another still finishes its last call
 //   DONE                                 finished without error
 //
-// Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below. A watchdog (alarm,
-// key watchdog=<s>, default 60) ends a rank that hangs even if the test process died.
+// Usage: fault_rank <mode> <rank> <nranks> [key=value ...]; modes below, and `fault_rank now`,
+// which prints the clock for scripts. A watchdog (alarm, key watchdog=<s>, default 60) ends a
+// rank that hangs even if the test process died. A held rank waits for its stdin to close, or
+// with go=<file> for that file to exist (scripts).
 #include <unistd.h>
 
 #include <chrono>
@@ -63,8 +72,14 @@ std::string oneLine(const char* text) {
   std::exit(3);
 }
 
-// Blocks until the test closes our stdin (it does once every rank reported what it expects).
-void waitForStdinEof() {
+void waitForFile(const std::string& path) {
+  while (access(path.c_str(), F_OK) != 0) usleep(20000);
+}
+
+// Blocks until the test closes our stdin (it does once every rank reported what it expects),
+// or with go=<file> until that file exists (the watchdog bounds both).
+void waitForGo() {
+  if (opts.count("go")) return waitForFile(opts["go"]);
   char buf[64];
   while (read(0, buf, sizeof(buf)) > 0) {
   }
@@ -80,14 +95,36 @@ struct World {
   size_t count = 0;
 };
 
+// With check=1, rank r's element i is i % 97 + r, so every sum is a small exact integer.
+float input(int rank, size_t i) { return static_cast<float>(i % 97 + static_cast<size_t>(rank)); }
+
 void setup(World& w, size_t count) {
   w.count = count;
   if (trnrtStreamCreate(&w.stream) != trnrtSuccess) die("trnrtStreamCreate", 0);
   size_t bytes = std::max<size_t>(count, 1) * sizeof(float);
   if (trnrtMalloc(&w.send, bytes) != trnrtSuccess) die("trnrtMalloc", 0);
   if (trnrtMalloc(&w.recv, bytes) != trnrtSuccess) die("trnrtMalloc", 0);
-  std::vector<float> ones(std::max<size_t>(count, 1), 1.0f);
-  trnrtMemcpy(w.send, ones.data(), bytes, trnrtMemcpyHostToDevice);
+  std::vector<float> data(std::max<size_t>(count, 1), 1.0f);
+  if (opt("check", 0)) {
+    for (size_t i = 0; i < data.size(); ++i) data[i] = input(w.rank, i);
+  }
+  trnrtMemcpy(w.send, data.data(), bytes, trnrtMemcpyHostToDevice);
+}
+
+// check=1: every element of the last all-reduce is the sum over ranks; exits 5 if not.
+void checkSums(World& w, long iter) {
+  if (!opt("check", 0)) return;
+  std::vector<float> got(w.count);
+  trnrtMemcpy(got.data(), w.recv, w.count * sizeof(float), trnrtMemcpyDeviceToHost);
+  for (size_t i = 0; i < w.count; ++i) {
+    float want = 0;
+    for (int r = 0; r < w.nranks; ++r) want += input(r, i);
+    if (got[i] != want) {
+      say("WRONG " + std::to_string(iter) + " " + std::to_string(i) + " " + std::to_string(got[i]) +
+          " " + std::to_string(want));
+      std::exit(5);
+    }
+  }
 }
 
 void init(World& w) {
@@ -108,11 +145,49 @@ int reportFailure(World& w, trnrtError_t sync, long long issued) {
   say("ERROR " + std::to_string(t) + " " + std::to_string(static_cast<int>(sync)) + " " +
       std::to_string(static_cast<int>(async)) + " " + std::to_string(t - issued) + " " +
       oneLine(trncclGetLastError(w.comm)));
-  if (opt("hold", 1)) waitForStdinEof();
+  if (opt("hold", 1)) waitForGo();
   long long t0 = nowMs();
   trncclCommAbort(w.comm);
   say("ABORT_MS " + std::to_string(nowMs() - t0));
   return 0;
+}
+
+// Destroys the communicator, after the end=<file> barrier if asked for.
+int finish(World& w) {
+  if (opts.count("end")) {
+    say("LOOPED");
+    waitForFile(opts["end"]);
+  }
+  trncclCommDestroy(w.comm);
+  say("DONE");
+  return 0;
+}
+
+// again=<port>: after the failure, waits for the go, then builds a new communicator whose root
+// listens on <port> of the same host and runs `again_iters` checked all-reduces on it.
+int runAgain(World& w) {
+  std::string commId = std::getenv("TRNCCL_COMM_ID") ? std::getenv("TRNCCL_COMM_ID") : "";
+  std::string port = opts["again"];
+  setenv("TRNCCL_COMM_ID", (commId.substr(0, commId.rfind(':') + 1) + port).c_str(), 1);
+  waitForGo();
+  // The failed collective left the stream in error (later work on it is skipped): a new one.
+  trnrtStreamDestroy(w.stream);
+  if (trnrtStreamCreate(&w.stream) != trnrtSuccess) die("trnrtStreamCreate", 0);
+  trncclUniqueId id;
+  if (trncclResult_t r = trncclGetUniqueId(&id); r != trncclSuccess) die("trncclGetUniqueId", r);
+  if (trncclResult_t r = trncclCommInitRank(&w.comm, w.nranks, id, w.rank); r != trncclSuccess) {
+    say("INITFAIL " + std::to_string(r) + " " + oneLine(trncclGetLastError(nullptr)));
+    return 4;
+  }
+  say("AGAIN " + std::to_string(w.rank));
+  for (long i = 0; i < opt("again_iters", 3); ++i) {
+    trncclAllReduce(w.send, w.recv, w.count, trncclFloat32, trncclSum, w.comm, w.stream);
+    if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
+      return reportFailure(w, e, nowMs());
+    }
+    checkSums(w, i);
+  }
+  return finish(w);
 }
 
 // Collectives in a loop, `per_sync` enqueued per synchronize (an error on the first makes the
@@ -123,18 +198,22 @@ int modeLoop(World& w) {
   long iters = opt("iters", 1000000);
   long perSync = opt("per_sync", 2);
   for (long i = 0; i < iters; ++i) {
+    if (i == opt("pause_at", -1)) {
+      say("PAUSED " + std::to_string(i));
+      waitForGo();
+    }
     long long issued = nowMs();
     for (long k = 0; k < perSync; ++k) {
       trncclAllReduce(w.send, w.recv, w.count, trncclFloat32, trncclSum, w.comm, w.stream);
     }
     if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
-      return reportFailure(w, e, issued);
+      int rc = reportFailure(w, e, issued);
+      return opts.count("again") ? runAgain(w) : rc;
     }
+    checkSums(w, i);
     say("ITER " + std::to_string(i) + " " + std::to_string(nowMs()));
   }
-  trncclCommDestroy(w.comm);
-  say("DONE");
-  return 0;
+  return finish(w);
 }
 
 // Rank `bad` passes a different count (or datatype: field=type, or root: coll=broadcast).
@@ -210,7 +289,7 @@ int modeBlock(World& w) {
   setup(w, 1024);
   if (w.rank != opt("blocked", 1)) {
     init(w);
-    waitForStdinEof();
+    waitForGo();
     trncclCommAbort(w.comm);
     say("DONE");
     return 0;
@@ -246,6 +325,10 @@ int modeBlock(World& w) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "now") == 0) {
+    std::printf("%lld\n", nowMs());
+    return 0;
+  }
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s <loop|mismatch|soak|init|block> <rank> <nranks> [k=v ...]\n",
                  argv[0]);
