@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages trnccl needs to build, test and benchmark.
 # Idempotent: apt-get runs only when something is missing.
-#   scripts/deps.sh        what make, make test and make demo need
+#   scripts/deps.sh        what make, make test and make demo need (PyTorch too: python/)
 #   scripts/deps.sh fuzz   also clang and its libFuzzer runtime (make fuzz)
 # iproute2, util-linux and iptables: the emulated hosts of tests/multihost and tests/netfault
 # (network namespaces, and the faults' rules inside them; the tests make and remove both).
@@ -10,7 +10,8 @@ pkgs=(build-essential cmake pkg-config ninja-build
       libfmt-dev libyaml-cpp-dev libboost-dev libgtest-dev libgmock-dev
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
       iproute2 util-linux iptables procps graphviz
-      libgloo-dev gnuplot-nox clang-format)
+      libgloo-dev gnuplot-nox clang-format
+      python3-torch libtorch-dev pybind11-dev python3-pytest)
 if [[ "${1:-}" == fuzz ]]; then pkgs+=(clang libclang-rt-14-dev); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -32,6 +32,7 @@ void emitFabric(YAML::Emitter& out, const Fabric& f) {
   }
   if (f.kind != FabricKind::kNone) emitLink(out, "link", f.link);
   if (f.zLink) emitLink(out, "z_link", *f.zLink);
+  if (f.crossLink) emitLink(out, "cross_link", *f.crossLink);
   out << YAML::EndMap;
 }
 
@@ -76,6 +77,7 @@ std::string dumpYaml(const Topology& t) {
     out << YAML::Key << "network" << YAML::Value << YAML::Flow << YAML::BeginMap;
     emitLinkFields(out, t.network->link);
     out << YAML::Key << "nics" << YAML::Value << t.network->nics;
+    out << YAML::Key << "nic_of_chip" << YAML::Value << YAML::Flow << t.network->nicOfChip;
     out << YAML::EndMap;
   }
   emitChips(out, t.chips);

@@ -123,7 +123,7 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
 Status parseFabric(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node f = root["fabric"];
   if (!f) return Status::ok();  // kNone
-  TRN_TRY(p.onlyKeys(f, "fabric", {"kind", "rows", "cols", "link", "z_link"}));
+  TRN_TRY(p.onlyKeys(f, "fabric", {"kind", "rows", "cols", "link", "z_link", "cross_link"}));
   auto kindName = p.text(f, "fabric", "kind");
   if (!kindName) return kindName.status();
   auto kind = parseFabricKind(*kindName);
@@ -150,18 +150,33 @@ Status parseFabric(const Parser& p, const YAML::Node& root, Topology& t) {
     TRN_TRY(z.status());
     t.fabric.zLink = *z;
   }
+  if (f["cross_link"]) {
+    auto cross = p.link(f["cross_link"], "fabric.cross_link");
+    TRN_TRY(cross.status());
+    t.fabric.crossLink = *cross;
+  }
   return Status::ok();
 }
 
 Status parseNetwork(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node n = root["network"];
   if (!n) return Status::ok();
-  TRN_TRY(p.onlyKeys(n, "network", {"class", "bandwidth_gbps", "latency_us", "nics"}));
+  TRN_TRY(
+      p.onlyKeys(n, "network", {"class", "bandwidth_gbps", "latency_us", "nics", "nic_of_chip"}));
   auto link = p.linkFields(n, "network");
   TRN_TRY(link.status());
   auto nics = p.integer(n, "network", "nics", 1);
   TRN_TRY(nics.status());
-  t.network = Network{*link, *nics};
+  t.network = Network{*link, *nics, {}};
+  YAML::Node map = n["nic_of_chip"];
+  if (map && !map.IsSequence()) return p.error(map, "network", "'nic_of_chip' must be a list");
+  for (size_t c = 0; map && c < map.size(); ++c) {
+    int nic = 0;
+    if (!map[c].IsScalar() || !YAML::convert<int>::decode(map[c], nic)) {
+      return p.error(map[c], "network.nic_of_chip", fmt::format("entry {} must be an integer", c));
+    }
+    t.network->nicOfChip.push_back(nic);
+  }
   return Status::ok();
 }
 

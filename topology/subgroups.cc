@@ -51,6 +51,15 @@ Group railGroup(const Layout& l, int localRank) {
   return g;
 }
 
+std::vector<int> rankNics(const Topology& topo, const Layout& l) {
+  std::vector<int> nics;
+  if (!topo.network) return nics;
+  for (int r = 0; r < l.nranks; ++r) {
+    nics.push_back(topo.network->nicOfChip.at(static_cast<size_t>(l.place(r).chip)));
+  }
+  return nics;
+}
+
 std::vector<Group> railGroups(const Layout& l) {
   std::vector<Group> out;
   int rails = std::min(l.ranksPerInstance, l.nranks);  // a lone partial instance has fewer

@@ -18,6 +18,10 @@ std::vector<Group> instanceGroups(const Layout& layout);
 std::vector<Group> chipGroups(const Layout& layout);
 // Rail i: the rank with local rank i in each instance (instances without one are skipped).
 Group railGroup(const Layout& layout, int localRank);
+// The EFA NIC each rank's chip sends through across instances (network.nic_of_chip), by rank:
+// the rail it is on. The members of a rail group sit on the same chip of every instance, so
+// they share a NIC index. Empty when the description has no network.
+std::vector<int> rankNics(const Topology& topo, const Layout& layout);
 // The instance leaders: rail 0.
 inline Group leaderGroup(const Layout& layout) { return railGroup(layout, 0); }
 // Rails 0..ranksPerInstance-1: one inter-instance group per local rank.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <utility>
@@ -61,6 +62,40 @@ Status checkScalars(const Topology& t) {
   if (f.kind != FabricKind::kTorus3d && f.zLink) {
     return invalidArgument("fabric.z_link: only a torus3d has a z_link");
   }
+  if (f.crossLink && (f.kind != FabricKind::kSwitch || t.instances < 2)) {
+    return invalidArgument("fabric.cross_link: only a switch across instances >= 2 has one");
+  }
+  return Status::ok();
+}
+
+// network.nic_of_chip: one NIC per local chip, each NIC serving at least one chip; when left
+// out, chip c uses NIC c * nics / chips (consecutive chips share evenly).
+Status checkNics(Topology& t) {
+  if (!t.network) return Status::ok();
+  Network& n = *t.network;
+  if (n.nicOfChip.empty()) {
+    for (int c = 0; c < t.chipsPerInstance; ++c) {
+      n.nicOfChip.push_back(static_cast<int>(int64_t{c} * n.nics / t.chipsPerInstance));
+    }
+  }
+  if (static_cast<int>(n.nicOfChip.size()) != t.chipsPerInstance) {
+    return invalidArgument("network.nic_of_chip: {} entries, one per chip ({}) expected",
+                           n.nicOfChip.size(), t.chipsPerInstance);
+  }
+  std::vector<bool> used(static_cast<size_t>(std::max(0, n.nics)), false);
+  for (size_t c = 0; c < n.nicOfChip.size(); ++c) {
+    const int nic = n.nicOfChip[c];
+    if (nic < 0 || nic >= n.nics) {
+      return invalidArgument("network.nic_of_chip: chip {} names NIC {}, not one of 0..{}", c, nic,
+                             n.nics - 1);
+    }
+    used[static_cast<size_t>(nic)] = true;
+  }
+  for (int nic = 0; nic < n.nics; ++nic) {
+    if (!used[static_cast<size_t>(nic)]) {
+      return invalidArgument("network.nic_of_chip: NIC {} serves no chip", nic);
+    }
+  }
   return Status::ok();
 }
 
@@ -101,6 +136,7 @@ std::optional<FabricKind> parseFabricKind(std::string_view name) {
 
 Status finalizeTopology(Topology& t) {
   TRN_TRY(checkScalars(t));
+  TRN_TRY(checkNics(t));
   const int total = t.totalChips();
   // The chips given on input carry only their extra links; keep those, derive the rest.
   std::map<int, std::vector<ExtraLink>> extras;
@@ -169,8 +205,10 @@ std::optional<Route> routeBetween(const Topology& t, int a, int b) {
   for (const Link& l : t.links) {
     if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return Route{l.spec, 1};
   }
-  if (t.fabric.kind == FabricKind::kSwitch) return Route{t.fabric.link, 1};
   int ia = a / t.chipsPerInstance, ib = b / t.chipsPerInstance;
+  if (t.fabric.kind == FabricKind::kSwitch) {
+    return Route{ia != ib && t.fabric.crossLink ? *t.fabric.crossLink : t.fabric.link, 1};
+  }
   if (t.isTorus() && (ia == ib || t.fabric.kind == FabricKind::kTorus3d)) {
     int la = a % t.chipsPerInstance, lb = b % t.chipsPerInstance;
     int planar = torusDistance(la, lb, t.fabric.rows, t.fabric.cols);

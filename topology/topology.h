@@ -52,13 +52,20 @@ struct Fabric {
   int cols = 0;
   LinkSpec link;                  // torus: one neighbour link; switch: one chip's port
   std::optional<LinkSpec> zLink;  // torus3d only: the ring across instances
+  // switch only: a chip's path to the chips of other instances (servers) of the description,
+  // when it is narrower than its port (a higher tier of the switch). Unset: the port.
+  std::optional<LinkSpec> crossLink;
   bool operator==(const Fabric&) const = default;
 };
 
 // Between instances (or between copies of this description when a job spans several).
 struct Network {
   LinkSpec link;  // cls is kEfa for every built-in; bandwidth per instance
-  int nics = 0;   // NICs per instance (rails)
+  int nics = 0;   // NICs per instance (rails), each with bandwidth / nics
+  // The NIC (rail) each chip of an instance sends through, by local chip (neuron-ls order):
+  // trn1.32xlarge pairs chips on 8 NICs, Trn2 gives every chip its own. Filled by
+  // finalizeTopology when the description leaves it out: consecutive chips share evenly.
+  std::vector<int> nicOfChip;
   bool operator==(const Network&) const = default;
 };
 

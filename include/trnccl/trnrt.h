@@ -67,6 +67,21 @@ trnrtError_t trnrtStreamDestroy(trnrtStream_t stream);
 trnrtError_t trnrtStreamSynchronize(trnrtStream_t stream);
 /** trnrtSuccess when idle, trnrtErrorNotReady while work is pending. */
 trnrtError_t trnrtStreamQuery(trnrtStream_t stream);
+/**
+ * A host function run by trnrtStreamAddCallback. status is trnrtSuccess, or
+ * trnrtErrorLaunchFailure when an earlier task of the stream failed; then
+ * trnrtGetLastErrorMessage() on the calling thread holds that task's message.
+ */
+typedef void (*trnrtStreamCallback_t)(trnrtStream_t stream, trnrtError_t status, void* userData);
+/**
+ * Enqueues callback(stream, status, userData) on stream, as cudaStreamAddCallback: the stream's
+ * worker thread runs it after all work enqueued before it, and work enqueued after it waits for
+ * it. Unlike other tasks it also runs when the stream is in error (with that error as status),
+ * so whoever waits on it always learns the outcome. It must not throw, block for long, or call
+ * functions that wait for this stream. flags must be 0.
+ */
+trnrtError_t trnrtStreamAddCallback(trnrtStream_t stream, trnrtStreamCallback_t callback,
+                                    void* userData, unsigned int flags);
 /** Work enqueued on stream after this call waits until event has completed. */
 trnrtError_t trnrtStreamWaitEvent(trnrtStream_t stream, trnrtEvent_t event, unsigned int flags);
 

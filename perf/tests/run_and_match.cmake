@@ -1,5 +1,6 @@
-# cmake -DCMD=<;-list> -DEXPECT=<text> -P run_and_match.cmake
-# Runs CMD, echoes its output, fails unless it exits 0 and its stdout contains EXPECT.
+# cmake -DCMD=<;-list> -DEXPECT=<text> [-DEXPECT_LOG=<text>] -P run_and_match.cmake
+# Runs CMD, echoes its output, fails unless it exits 0 and its stdout contains EXPECT (and its
+# stderr, where trnccl logs, contains EXPECT_LOG when given).
 execute_process(COMMAND ${CMD} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
 if(err)
@@ -11,4 +12,10 @@ endif()
 string(FIND "${out}" "${EXPECT}" found)
 if(found EQUAL -1)
   message(FATAL_ERROR "output lacks '${EXPECT}'")
+endif()
+if(DEFINED EXPECT_LOG)
+  string(FIND "${err}" "${EXPECT_LOG}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "stderr lacks '${EXPECT_LOG}'")
+  endif()
 endif()

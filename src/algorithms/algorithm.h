@@ -34,14 +34,55 @@ struct Grid {
   std::vector<int> column(int j) const;
 };
 
+// A box of ranks in N dimensions (dims_compose.h): every rank at one coordinate; the ranks that
+// differ only in dimension d form a line, along d's links in coordinate order. A 3D torus gives
+// a chip's cores, X, Y and Z across instances; a switch a chip's cores, the chips of a server
+// and the servers.
+struct RankDims {
+  struct Dim {
+    int size = 1;
+    double latencyUs = 0;  // one transfer along the dimension
+    // GB/s one rank gets along it when every line of the dimension moves data at once (a link
+    // shared by the lines of a chip's cores counts once per line).
+    double bandwidth = 0;
+  };
+  std::vector<Dim> dims;   // dims[0] varies fastest in `ranks`
+  std::vector<int> ranks;  // the rank at coordinate (c0, c1, ...): ranks[c0 + size0 * (c1 + ...)]
+  // Whether it places each of nranks ranks exactly once.
+  bool covers(int nranks) const;
+  int activeDims() const;                   // dimensions of size > 1
+  std::vector<int> coords(int rank) const;  // empty when absent
+  // The ranks on `rank`'s line along dimension d, by coordinate.
+  std::vector<int> line(int rank, int d) const;
+  // Dimensions d and d+1 as one (d's coordinate varying fastest), its links the slower.
+  RankDims merged(int d) const;
+};
+
 // What the topology tells the algorithms about this communicator.
 struct Shape {
   Grid torus;      // empty when the ranks don't form a torus grid
   Grid instances;  // empty when all ranks are on one instance
+  // The EFA NIC (rail) each rank's chip uses across instances, by rank; empty without a
+  // network. A grid column (one local rank in every instance) stays on one rail.
+  std::vector<int> rails;
   // Rank rings that step along physical links, one per possible channel; each a permutation
   // of 0..nranks-1. Empty: the ring algorithms walk ranks in natural order.
   std::vector<std::vector<int>> rings;
+  // The ranks of each chip, chip by chip (a chip's ranks are consecutive), and how many ranks a
+  // whole chip holds; empty without a description.
+  std::vector<std::vector<int>> chips;
+  int ranksPerChip = 1;
+  // Rings of chips (indices into `chips`) stepping only along chip-to-chip links of a torus,
+  // edge-disjoint (two on a whole 4 x 4 torus): KangaRing's channels. Empty otherwise.
+  std::vector<std::vector<int>> chipRings;
+  RankDims torus3d;  // a 3D-torus description's (core, X, Y, Z); empty otherwise
+  // NeuronSwitch: every chip of the communicator reaches every other through the switch, whose
+  // lower tier is a server (an instance of the description): (core, chip, server).
+  bool switched = false;
+  RankDims switchDims;
 };
+
+struct LinkModel;  // algorithms/cost.h
 
 // One call, type-erased (STYLE.md rule 2). Counts are in elements, as the API's.
 struct CollArgs {
@@ -60,6 +101,10 @@ struct CollArgs {
   // the planner; more than the usable rings of the shape falls back to fewer).
   int channels = 1;
   std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
+  // The cost model's links (set by plan::plan before building): a builder that picks a variant
+  // by the model — the hierarchy's inter-instance step — reads it, as its estimate does. Null:
+  // the default LinkModel.
+  const LinkModel* links = nullptr;
 };
 
 // An empty schedule for one call: the algorithm's name, the call's type, op and rank count.
@@ -71,8 +116,6 @@ inline schedule::Schedule startSchedule(const CollArgs& a, const char* algorithm
   s.nranks = a.nranks;
   return s;
 }
-
-struct LinkModel;  // algorithms/cost.h
 
 // One algorithm of one collective, described in one place: the file that builds it defines its
 // descriptor, registry.cc lists it, and everything else reads it — the tuner (supports,
@@ -91,6 +134,9 @@ struct Algorithm {
   bool usesChannels;
   // This rank's schedule for a call it supports.
   schedule::Schedule (*build)(const CollArgs& args);
+  // Optional: the variant build() runs for this call on these links, for the TUNE log (the
+  // hierarchy's inter-instance step: "ring" or "tree"); null for an algorithm with one form.
+  const char* (*variant)(const CollArgs& args, const LinkModel& links) = nullptr;
 };
 
 // `supports` of an algorithm that runs every call.

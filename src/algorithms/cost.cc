@@ -1,6 +1,7 @@
 #include "algorithms/cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trnccl::algorithms {
 namespace {
@@ -9,11 +10,26 @@ namespace {
 // engine): it is what makes one channel the choice for small messages.
 constexpr double kChannelStepUs = 0.2;
 
+// The share of a link's bandwidth a tree and Bruck's exchanges reach, as NCCL's tuning.cc rates
+// them against the ring (Tree x0.85, PAT x0.75): a tree's parents take two children's chunks
+// at once, Bruck's long-distance steps share links and forward only whole messages.
+constexpr double kTreeEfficiency = 0.85;
+constexpr double kBruckEfficiency = 0.75;
+
 }  // namespace
 
 LinkCost intraLink(const LinkModel& m) { return {m.intraLatencyUs, m.intraBandwidth}; }
 LinkCost interLink(const LinkModel& m) { return {m.interLatencyUs, m.interBandwidth}; }
-LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : intraLink(m); }
+LinkCost chipLink(const LinkModel& m) { return {m.chipLatencyUs, m.chipBandwidth}; }
+LinkCost crossLink(const LinkModel& m) {
+  return m.crossBandwidth > 0 ? LinkCost{m.crossLatencyUs, m.crossBandwidth} : intraLink(m);
+}
+LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : crossLink(m); }
+
+LinkCost partnerLink(const LinkModel& m) {
+  const double hops = std::max(1.0, m.meshHops / 2);
+  return {m.intraLatencyUs * hops, m.intraBandwidth / hops};
+}
 
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
@@ -31,13 +47,83 @@ double flatPhase(const CollArgs& a, const LinkModel& m) {
   return ringPhase(a.nranks, totalBytes(a), flatLink(m));
 }
 
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels) {
+  channels = std::max(1, channels);
+  link.latencyUs += (channels - 1) * kChannelStepUs;
+  return ringPhase(k, bytes / channels, link);
+}
+
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
-  const int k = a.nranks, channels = std::max(1, a.channels);
-  if (k <= 1) return 0;
-  const LinkCost link = flatLink(m);
-  const double lanes = m.multiInstance ? 1 : channels;
-  return (k - 1) * (link.latencyUs + (channels - 1) * kChannelStepUs +
-                    totalBytes(a) / k / (lanes * link.bandwidth * 1e3));
+  const int channels = std::max(1, a.channels);
+  LinkCost link = flatLink(m);
+  // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen.
+  if (m.multiInstance) link.bandwidth /= channels;
+  return channelsRingPhase(a.nranks, totalBytes(a), link, channels);
+}
+
+double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
+  const int n = a.nranks;
+  if (n <= 1) return 0;
+  if (!m.switched || m.multiInstance) {
+    // The n-1 messages cross the torus links they share, so each is slowed (and delayed) by the
+    // average hops of a direct transfer. Across instances the messages to the other instances'
+    // ranks also queue on the rank's rail, one after another.
+    const LinkCost flat = flatLink(m);
+    const double hops = std::max(1.0, m.meshHops);
+    const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
+    const int local = instances != nullptr && !instances->rows.empty()
+                          ? static_cast<int>(instances->rows[0].size())
+                          : n;
+    const double queued = m.multiInstance ? extraMessagesUs(n - local + 1) : 0;
+    return flat.latencyUs * hops + queued + (n - 1) * bytesPerPeer / (flat.bandwidth / hops * 1e3);
+  }
+  const int perChip = std::clamp(m.ranksPerChip, 1, n);
+  const int perServer = std::clamp(m.ranksPerServer, perChip, n);
+  return switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
+}
+
+double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
+  // Every rank of a chip sends at once: the chip's DMA copies what stays on the chip, its port
+  // carries what leaves it, and the higher tier what leaves the server.
+  const double perChip = std::max(1, peers.chipRanks);
+  const LinkCost chip = chipLink(m), port = intraLink(m), cross = crossLink(m);
+  double us = perChip * peers.onChip * bytesPerPeer / (chip.bandwidth * 1e3);
+  us = std::max(us, perChip * peers.offChip * bytesPerPeer / (port.bandwidth * 1e3));
+  us = std::max(us, perChip * peers.offServer * bytesPerPeer / (cross.bandwidth * 1e3));
+  const double latency =
+      peers.offServer > 0 ? cross.latencyUs : (peers.offChip > 0 ? port.latencyUs : chip.latencyUs);
+  return latency + us;
+}
+
+double extraMessagesUs(int messages) { return std::max(0, messages - 1) * kChannelStepUs; }
+
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels) {
+  const double half = bytes / 2;
+  const double chunk = std::max(1.0, std::min(chunkBytes, half));
+  const double chunks = std::max(1.0, std::ceil(half / chunk));
+  double climb = 0, steady = 0;
+  for (const TreeLevel& l : levels) {
+    const double perChunk = chunk / (kTreeEfficiency * l.link.bandwidth * 1e3);
+    climb += l.link.latencyUs + l.fanIn * perChunk;
+    steady = std::max(steady, 2 * l.fanIn * perChunk);
+  }
+  return 2 * climb + (chunks - 1) * steady;
+}
+
+double bruckPhase(const CollArgs& a, const LinkModel& m) {
+  const int n = a.nranks;
+  const double bytes = totalBytes(a);
+  LinkCost link = interLink(m);
+  if (!m.multiInstance) {
+    // The late steps, which move the most blocks, reach furthest: a direct transfer's hops.
+    link = {partnerLink(m).latencyUs, m.intraBandwidth / std::max(1.0, m.meshHops)};
+  }
+  double t = 0;
+  for (int d = 1; d < n; d *= 2) {
+    t += link.latencyUs +
+         std::min(d, n - d) * (bytes / n) / (kBruckEfficiency * link.bandwidth * 1e3);
+  }
+  return t;
 }
 
 }  // namespace trnccl::algorithms

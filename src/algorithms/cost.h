@@ -5,6 +5,8 @@
 // modelled links reads the same LinkModel and the same estimates.
 #pragma once
 
+#include <vector>
+
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms {
@@ -12,12 +14,29 @@ namespace trnccl::algorithms {
 // What the model knows of the links between this communicator's ranks (filled from the
 // topology description by plan::describeTopology).
 struct LinkModel {
-  double intraLatencyUs = 1.5;   // one NeuronLink hop
-  double intraBandwidth = 96;    // GB/s per neighbour link
-  double interLatencyUs = 15;    // EFA, HBM to HBM
-  double interBandwidth = 12.5;  // GB/s per rank (instance EFA / ranks per instance)
-  double meshHops = 1;           // average hops of a direct transfer (1 on a switch)
-  bool multiInstance = false;    // ranks span instances
+  double intraLatencyUs = 1.5;  // one NeuronLink hop
+  double intraBandwidth = 96;   // GB/s per neighbour link
+  double interLatencyUs = 15;   // EFA, HBM to HBM
+  // GB/s per rank across instances: its rail's NIC (railBandwidth) shared by the ranks of its
+  // instance on that NIC (ranksPerRail). Rails run in parallel, so this is also a rank's share
+  // when every rank of every rail talks across instances at once.
+  double interBandwidth = 12.5;
+  double railBandwidth = 12.5;  // GB/s of one EFA NIC (the instance's EFA / its NICs)
+  int ranksPerRail = 1;         // ranks of an instance on its busiest NIC
+  double meshHops = 1;          // average hops of a direct transfer (1 on a switch)
+  bool multiInstance = false;   // ranks span instances joined by the network
+  // The cores of one chip: copies through the chip's DMA engines and HBM.
+  double chipLatencyUs = 0.5;
+  double chipBandwidth = 820;  // GB/s per chip
+  int ranksPerChip = 1;
+  // The fabric's narrower path between instances of one description, set when the ranks span
+  // them: a 3D torus's Z links, a switch's higher tier. crossBandwidth 0: none.
+  double crossLatencyUs = 0;
+  double crossBandwidth = 0;  // GB/s per link (Z) or per chip (switch)
+  // NeuronSwitch: intraBandwidth is a chip's port, shared by its ranks' direct transfers;
+  // ranksPerServer ranks share the switch's lower tier.
+  bool switched = false;
+  int ranksPerServer = 1;
 };
 
 // One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us).
@@ -28,8 +47,15 @@ struct LinkCost {
 
 LinkCost intraLink(const LinkModel& m);  // within an instance
 LinkCost interLink(const LinkModel& m);  // across instances, per rank
+LinkCost chipLink(const LinkModel& m);   // between the cores of one chip
+// The fabric's path between instances of one description (intraLink when there is none).
+LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
 LinkCost flatLink(const LinkModel& m);
+
+// The link to a partner at a growing distance within one instance (halving/doubling, trees,
+// Bruck): slowed by half a direct transfer's average torus hops (at least one).
+LinkCost partnerLink(const LinkModel& m);
 
 // Bytes of the whole buffer S, as nccl-tests counts it (the per-rank count times nranks for
 // all-gather, reduce-scatter and all-to-all).
@@ -38,9 +64,33 @@ double totalBytes(const CollArgs& a);
 // One ring phase (a reduce-scatter or an all-gather) over k members: (k-1) steps of bytes / k.
 double ringPhase(int k, double bytes, LinkCost link);
 
+// One ring phase over k members on `channels` rings at once, each on its own part (bytes /
+// channels) and its own directed links, each extra concurrent message costing a little per step.
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels);
+
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
 double flatPhase(const CollArgs& a, const LinkModel& m);
+
+// One round of direct transfers among all a.nranks ranks, each sending `bytesPerPeer` to every
+// other rank at once. On a torus the transfers share links: each is slowed and delayed by the
+// average hops of a direct transfer. On a switch a chip's port carries what its ranks send off
+// the chip (and the higher tier what they send to other servers), so the round takes the
+// busiest port's bytes over its bandwidth.
+double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer);
+
+// One rank's peers in a round of direct transfers on a switch, by where they are (offServer
+// among offChip), and how many ranks of its chip send such a round at once.
+struct DirectPeers {
+  int onChip = 0;
+  int offChip = 0;
+  int offServer = 0;
+  int chipRanks = 1;
+};
+// One round of direct transfers on a switch in which `chipRanks` ranks of every chip send
+// `bytesPerPeer` to each of their peers at once: the busiest of the chip's DMA, its port and
+// the higher tier.
+double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer);
 
 // One phase of the flat ring over all ranks on args.channels rings at once, each on its own part
 // (S / channels) and its own directed links (channelRings guarantees no two share one; links
@@ -48,5 +98,30 @@ double flatPhase(const CollArgs& a, const LinkModel& m);
 // message costing a little per step. Across instances the EFA share per rank is the
 // bottleneck, which more rings don't widen.
 double flatRingPhase(const CollArgs& a, const LinkModel& m);
+
+// What the messages a rank issues at once beyond the first cost (a DMA descriptor and a
+// semaphore each; on EFA each goes through the rail's send queue): 0.2 us apiece.
+double extraMessagesUs(int messages);
+
+// One level of a tree (root-most first): the link its transfers cross, and how many children
+// its busiest parent receives from.
+struct TreeLevel {
+  LinkCost link;
+  int fanIn = 2;
+};
+
+// A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
+// pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
+// (latency plus fanIn chunks per level, both ways); in steady state a rank receives and sends
+// 2 * fanIn chunks per chunk index of both trees, on the slowest level; at 0.85 of a link's
+// bandwidth (NCCL rates its trees so).
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels);
+
+// Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
+// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, at 0.75 of a link's bandwidth
+// (NCCL rates PAT so). On one instance each step has partnerLink's latency, but the bandwidth
+// of a direct transfer (the late steps, which move the most blocks, go furthest); across
+// instances the network.
+double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

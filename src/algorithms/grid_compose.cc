@@ -1,5 +1,5 @@
 // Composition on an R x C grid (this rank at row i, column j; S = full buffer bytes):
-//   all-reduce:     row ring reduce-scatter (C blocks) -> column ring all-reduce of my block
+//   all-reduce:     row ring reduce-scatter (C blocks) -> column all-reduce of my block
 //                   -> row ring all-gather. Wire bytes per rank: 2(C-1)/C*S on rows,
 //                   2(R-1)/(RC)*S on columns. The final value of each element is computed once
 //                   (column reduce-scatter owner) and copied, so ranks agree bitwise.
@@ -7,6 +7,7 @@
 //                   all-gather of row t's blocks. Columns carry blocks, rows R(C-1).
 //   reduce-scatter: for each row t, a row ring reduce-scatter of the blocks of row t's ranks into
 //                   scratch, then a column ring reduce-scatter of those partials into recvbuff.
+// The column all-reduce is a ring, or the caller's (the hierarchy's tree, allreduce/tree.h).
 // In place follows from the ring pieces: every block is read before its rank's final write.
 #include "algorithms/grid_compose.h"
 
@@ -15,7 +16,8 @@
 
 namespace trnccl::algorithms {
 
-schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* name) {
+schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* name,
+                                 ColumnAllReduce column) {
   schedule::Schedule s = startSchedule(a, name);
   const size_t elem = device::dataTypeSize(a.type);
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
@@ -29,7 +31,7 @@ schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* n
   Ring row{g.rows[i], j}, col{g.column(j), i};
   ringReduceScatter(
       s, row, [&](int b) { return send + off(b); }, recv + off(j), cnt, slice, false);
-  ringAllReduce(s, col, recv + off(j), recv + off(j), cnt(j), slice, avg);
+  column(s, col, recv + off(j), recv + off(j), cnt(j), slice, avg);
   ringAllGather(
       s, row, [&](int b) { return recv + off(b); }, cnt, slice);
   return s;

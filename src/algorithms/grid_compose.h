@@ -4,11 +4,18 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/cost.h"
+#include "algorithms/ring_steps.h"
 
 namespace trnccl::algorithms {
 
+// The column step of gridAllReduce: an all-reduce over a column's members (ringAllReduce, or
+// the hierarchy's allreduce::treeAllReduce).
+using ColumnAllReduce = void (*)(schedule::Schedule& s, const Ring& column, const std::byte* in,
+                                 std::byte* out, size_t count, size_t sliceElems, bool postOp);
+
 // Row reduce-scatter -> column all-reduce -> row all-gather.
-schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* name);
+schedule::Schedule gridAllReduce(const CollArgs& a, const Grid& g, const char* name,
+                                 ColumnAllReduce column = ringAllReduce);
 // Column all-gather first (the inter-instance step of a hierarchy), then row all-gathers.
 schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* name);
 // Row reduce-scatters first (the intra-instance step), then a column reduce-scatter.

@@ -17,6 +17,7 @@
 #include <algorithm>
 
 #include "algorithms/cost.h"
+#include "algorithms/direct_steps.h"
 #include "algorithms/patterns.h"
 
 namespace trnccl::algorithms {
@@ -25,54 +26,6 @@ using schedule::Primitive;
 using schedule::Step;
 
 namespace {
-
-// Direct reduce-scatter: block k of `send` (at offset(k), count(k)) goes to rank k; the n-1
-// incoming copies of my block are reduced in, one peer at a time, into `out`.
-template <typename Offset, typename Count>
-void directReduceScatter(schedule::Schedule& s, const CollArgs& a, const std::byte* send,
-                         std::byte* out, Offset offset, Count count) {
-  const int n = a.nranks, r = a.rank;
-  std::vector<Step> round;
-  for (int k = 1; k < n; ++k) {
-    int to = mod(r + k, n);
-    round.push_back(Step{
-        .prim = Primitive::kSend, .sendPeer = to, .src = send + offset(to), .count = count(to)});
-  }
-  // The first reduction joins the sends; the others follow in order.
-  round.push_back(Step{.prim = Primitive::kRecvReduceCopy,
-                       .recvPeer = mod(r - 1, n),
-                       .src = send + offset(r),
-                       .dst = out,
-                       .count = count(r),
-                       .postOp = a.op == device::RedOp::kAvg && n == 2});
-  s.addGroup(std::move(round));
-  for (int k = 2; k < n; ++k) {
-    s.add(Step{.prim = Primitive::kRecvReduceCopy,
-               .recvPeer = mod(r - k, n),
-               .src = out,
-               .dst = out,
-               .count = count(r),
-               .postOp = a.op == device::RedOp::kAvg && k == n - 1});
-  }
-}
-
-// Direct all-gather: my block (at offset(r) of buf) to every peer, theirs into buf.
-template <typename Offset, typename Count>
-void directAllGather(schedule::Schedule& s, const CollArgs& a, std::byte* buf, Offset offset,
-                     Count count) {
-  const int n = a.nranks, r = a.rank;
-  std::vector<Step> round;
-  for (int k = 1; k < n; ++k) {
-    int to = mod(r + k, n), from = mod(r - k, n);
-    round.push_back(
-        Step{.prim = Primitive::kSend, .sendPeer = to, .src = buf + offset(r), .count = count(r)});
-    round.push_back(Step{.prim = Primitive::kRecv,
-                         .recvPeer = from,
-                         .dst = buf + offset(from),
-                         .count = count(from)});
-  }
-  s.addGroup(std::move(round));
-}
 
 bool supports(const CollArgs& a) {
   // Each direct send must fit a connection's buffer, so sends never wait for their receiver.
@@ -83,13 +36,9 @@ bool supports(const CollArgs& a) {
 
 schedule::Schedule allReduce(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshAllReduce.name);
-  const size_t elem = device::dataTypeSize(a.type);
-  auto* recv = static_cast<std::byte*>(a.recv);
-  auto offset = [&](int b) { return evenBlock(a.count, a.nranks, b).offset * elem; };
-  auto count = [&](int b) { return evenBlock(a.count, a.nranks, b).count; };
-  directReduceScatter(s, a, static_cast<const std::byte*>(a.send), recv + offset(a.rank), offset,
-                      count);
-  directAllGather(s, a, recv, offset, count);
+  const size_t slice = std::max<size_t>(1, a.sliceBytes / device::dataTypeSize(a.type));
+  directAllReduce(s, ringAt(everyRank(a.nranks), a.rank), static_cast<const std::byte*>(a.send),
+                  static_cast<std::byte*>(a.recv), a.count, slice, a.op == device::RedOp::kAvg);
   return s;
 }
 
@@ -100,27 +49,25 @@ schedule::Schedule allGather(const CollArgs& a) {
   s.add(Step{
       .prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block, .count = a.count});
   directAllGather(
-      s, a, recv, [&](int b) { return b * block; }, [&](int) { return a.count; });
+      s, ringAt(everyRank(a.nranks), a.rank), [&](int b) { return recv + b * block; },
+      [&](int) { return a.count; }, a.count);
   return s;
 }
 
 schedule::Schedule reduceScatter(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshReduceScatter.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
+  auto* send = static_cast<std::byte*>(const_cast<void*>(a.send));
   directReduceScatter(
-      s, a, static_cast<const std::byte*>(a.send), static_cast<std::byte*>(a.recv),
-      [&](int b) { return b * block; }, [&](int) { return a.count; });
+      s, ringAt(everyRank(a.nranks), a.rank), [&](int b) { return send + b * block; },
+      static_cast<std::byte*>(a.recv), [&](int) { return a.count; }, a.count,
+      a.op == device::RedOp::kAvg);
   return s;
 }
 
-// One round of direct transfers: the n-1 blocks of S/n cross the torus links they share, so
-// each is slowed (and delayed) by the average hops of a direct transfer.
-double directRound(const CollArgs& a, const LinkModel& m) {
-  const LinkCost flat = flatLink(m);
-  const double hops = std::max(1.0, m.meshHops);
-  const double bw = flat.bandwidth / hops, lat = flat.latencyUs * hops;
-  const int n = a.nranks;
-  return lat + (n - 1) * (totalBytes(a) / n) / (bw * 1e3);
+// One round of direct transfers of a block to every peer.
+double directBlockRound(const CollArgs& a, const LinkModel& m) {
+  return directRound(a, m, totalBytes(a) / a.nranks);
 }
 
 }  // namespace
@@ -129,7 +76,7 @@ const Algorithm kMeshAllReduce = {
     .name = "mesh",
     .description = "direct exchange with every peer in two rounds (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directRound(a, m); },
+    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directBlockRound(a, m); },
     .usesChannels = false,
     .build = allReduce,
 };
@@ -138,7 +85,7 @@ const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = directRound,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = allGather,
 };
@@ -147,7 +94,7 @@ const Algorithm kMeshReduceScatter = {
     .name = "mesh",
     .description = "direct exchange with every peer in one round (small messages)",
     .supports = supports,
-    .estimate = directRound,
+    .estimate = directBlockRound,
     .usesChannels = false,
     .build = reduceScatter,
 };

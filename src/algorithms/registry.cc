@@ -1,15 +1,22 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/allgather/ring.h"
+#include "algorithms/allreduce/kangaring.h"
+#include "algorithms/allreduce/oneshot.h"
 #include "algorithms/allreduce/rdh.h"
 #include "algorithms/allreduce/ring.h"
+#include "algorithms/allreduce/tree.h"
+#include "algorithms/allreduce/twoshot.h"
+#include "algorithms/allreduce/twotier.h"
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
+#include "algorithms/bruck.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
 #include "algorithms/reduce/chain.h"
 #include "algorithms/reducescatter/ring.h"
 #include "algorithms/torus2d.h"
+#include "algorithms/torus3d.h"
 
 namespace trnccl::algorithms {
 
@@ -36,20 +43,26 @@ namespace {
 // The algorithms of each collective, in the tuner's preference order (ties keep it). Adding an
 // algorithm: its file (with its descriptor) and one line here.
 constexpr const Algorithm* kAllReduce[] = {
-    &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce,
-    &kMeshAllReduce,   &allreduce::kRdh,
+    &allreduce::kRing,
+    &kTorus2dAllReduce,
+    &kHierarchicalAllReduce,
+    &kMeshAllReduce,
+    &allreduce::kRdh,
+    &allreduce::kTree,  // double binary tree (flat, and the hierarchy's inter-instance step)
+    // The Trainium fabrics' own (issue 16).
+    &allreduce::kKangaRing,  // torus: a ring over one primary rank per chip
+    &kTorus3dAllReduce,      // 3D torus
+    &allreduce::kOneShot,    // NeuronSwitch
+    &allreduce::kTwoShot,
+    &allreduce::kTwoTier,
 };
 constexpr const Algorithm* kAllGather[] = {
-    &allgather::kRing,
-    &kTorus2dAllGather,
-    &kHierarchicalAllGather,
-    &kMeshAllGather,
+    &allgather::kRing, &kTorus2dAllGather, &kHierarchicalAllGather,
+    &kMeshAllGather,   &kBruckAllGather,   &kTorus3dAllGather,
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing,
-    &kTorus2dReduceScatter,
-    &kHierarchicalReduceScatter,
-    &kMeshReduceScatter,
+    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter,
+    &kMeshReduceScatter,   &kBruckReduceScatter,   &kTorus3dReduceScatter,
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
 constexpr const Algorithm* kReduce[] = {&reduce::kChain};

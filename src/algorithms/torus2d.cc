@@ -6,8 +6,9 @@ namespace trnccl::algorithms {
 namespace {
 
 constexpr char kName[] = "torus2d";
-// Rows and columns of the torus are both NeuronLinks.
-using Torus2d = GridAlgorithm<kName, &Shape::torus, intraLink>;
+// Rows of the torus are NeuronLinks; so are columns, unless the grid stacks the torus rows of
+// several instances, whose columns then cross the network (flatLink).
+using Torus2d = GridAlgorithm<kName, &Shape::torus, flatLink>;
 
 }  // namespace
 

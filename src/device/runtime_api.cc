@@ -182,4 +182,31 @@ trnrtError_t trnrtStreamQuery(trnrtStream_t stream) {
   return streamResult(status);
 }
 
+// The callback runs in the task when the stream is healthy and in the skip handler when it is
+// in error; the handler first records the stream's message as the worker's last error, so the
+// callback can read it with trnrtGetLastErrorMessage.
+trnrtError_t trnrtStreamAddCallback(trnrtStream_t stream, trnrtStreamCallback_t callback,
+                                    void* userData, unsigned int flags) {
+  if (callback == nullptr) {
+    return fail(trnrtErrorInvalidValue, "trnrtStreamAddCallback: null callback");
+  }
+  if (flags != 0) {
+    return fail(trnrtErrorInvalidValue,
+                fmt::format("trnrtStreamAddCallback: flags must be 0, got {}", flags));
+  }
+  trnrtError_t error = trnrtSuccess;
+  trnccl::Result<trnrtStream*> resolved = resolveOrFail(stream, &error);
+  if (!resolved) return error;
+  trnrtStream* s = resolved.value();
+  s->enqueue(
+      [s, callback, userData] {
+        callback(s, trnrtSuccess, userData);
+        return trnccl::Status::ok();
+      },
+      [s, callback, userData](const trnccl::Status& status) {
+        callback(s, fail(trnrtErrorLaunchFailure, status.message()), userData);
+      });
+  return trnrtSuccess;
+}
+
 }  // extern "C"

@@ -29,19 +29,23 @@ bool listAllows(std::string list, const std::string& algo) {
   return exclude ? !listed : listed;
 }
 
-// INFO names each (collective, algorithm, channels) the first time this process uses it.
-void logChoice(const std::string& coll, const Choice& c, const std::string& spec) {
+// INFO names each (collective, algorithm, channels, variant) the first time this process uses
+// it.
+void logChoice(const std::string& coll, const Choice& c, const std::string& spec,
+               const char* variant) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
   static std::set<std::string> seen;
   std::lock_guard<std::mutex> lock(mu);
   const std::string algo = c.algorithm->name;
-  if (seen.insert(fmt::format("{}/{}/{}", coll, algo, c.channels)).second) {
+  const std::string step =
+      variant != nullptr ? fmt::format(", inter-instance step {}", variant) : "";
+  if (seen.insert(fmt::format("{}/{}/{}{}", coll, algo, c.channels, step)).second) {
     const int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0);
     TRN_INFO(kTune,
-             "{}: algorithm {}, {} channel(s) (estimate {:.1f} us on the modelled topology; "
+             "{}: algorithm {}, {} channel(s){} (estimate {:.1f} us on the modelled topology; "
              "TRNCCL_ALGO={}, TRNCCL_NCHANNELS={})",
-             coll, algo, c.channels, c.estimateUs, spec.empty() ? "unset" : spec,
+             coll, algo, c.channels, step, c.estimateUs, spec.empty() ? "unset" : spec,
              forced > 0 ? std::to_string(forced) : "unset");
   }
 }
@@ -127,11 +131,14 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
   auto c = choose(args, links);
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);
-  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""));
-  TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
-            device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   algorithms::CollArgs a = args;
   a.channels = c->channels;
+  a.links = &links;
+  const char* variant =
+      c->algorithm->variant != nullptr ? c->algorithm->variant(a, links) : nullptr;
+  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""), variant);
+  TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
+            device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   return c->algorithm->build(a);
 }
 

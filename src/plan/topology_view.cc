@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "topology/layout.h"
 #include "topology/loader.h"
+#include "topology/rank_box.h"
 #include "topology/rings.h"
 #include "topology/subgroups.h"
 
@@ -54,6 +55,91 @@ std::vector<std::vector<int>> physicalRings(const topology::Topology& topo,
   return rings;
 }
 
+// KangaRing's rings of chips: for the chips of one instance, whole, the description's chip
+// rings that step only along chip-to-chip links (topology::instanceChipRings), as indices into
+// Shape::chips. Empty when a ring would need a longer route (or there is one chip).
+std::vector<std::vector<int>> chipRings(const topology::Topology& topo,
+                                        const topology::Layout& layout) {
+  const int chips = (layout.nranks + layout.ranksPerChip - 1) / layout.ranksPerChip;
+  if (!topo.isTorus() || layout.instances != 1 || chips < 2) return {};
+  std::vector<std::vector<int>> rings;
+  for (const auto& ring : topology::instanceChipRings(topo, chips)) {
+    bool linked = static_cast<int>(ring.size()) == chips;
+    for (size_t i = 0; i < ring.size() && linked; ++i) {
+      auto route = topology::routeBetween(topo, ring[i], ring[(i + 1) % ring.size()]);
+      linked = route && route->hops == 1;
+    }
+    if (linked) rings.push_back(ring);
+  }
+  return rings;
+}
+
+// The box of ranks along the fabric's dimensions (topology::rankBox), with what one rank gets
+// along each when all lines move data at once.
+//   torus3d: (X, Y, Z), X being the ring of a torus row's chips with each chip's cores in turn,
+//            as torus2d's rows: one line crosses each X link, while the lines of a chip's P
+//            cores share its Y and Z links (a row of one chip: X is the chip's cores, on its DMA);
+//   switch:  (core, chip, server): a chip's cores share its DMA and HBM, and the lines of its
+//            P cores its port and its share of the higher tier (if described).
+algorithms::RankDims rankDims(const topology::Topology& topo, const topology::Layout& layout) {
+  algorithms::RankDims t;
+  auto box = topology::rankBox(topo, layout);
+  if (!box) return t;
+  const int P = box->sizes[0];
+  const double hbm = topo.device.hbmBandwidthGbps / P;
+  auto shared = [&](int size, const topology::LinkSpec& link) {
+    return algorithms::RankDims::Dim{size, link.latencyUs, link.bandwidthGbps / P};
+  };
+  const topology::Fabric& f = topo.fabric;
+  if (f.kind == topology::FabricKind::kTorus3d) {
+    const int x = box->sizes[1];
+    t.dims.push_back({P * x, x > 1 ? f.link.latencyUs : 0.5, x > 1 ? f.link.bandwidthGbps : hbm});
+    t.dims.push_back(shared(box->sizes[2], f.link));
+    t.dims.push_back(shared(box->sizes[3], *f.zLink));
+  } else {
+    t.dims.push_back({P, 0.5, hbm});
+    t.dims.push_back(shared(box->sizes[1], f.link));
+    t.dims.push_back(shared(box->sizes[2], f.crossLink ? *f.crossLink : f.link));
+  }
+  t.ranks = box->ranks;
+  return t;
+}
+
+// The fabric's facts for the cost model beyond one link: the chips' cores, the path between
+// instances of one description (Z links, a switch's higher tier), a switch's port sharing.
+void describeFabric(const topology::Topology& topo, const topology::Layout& layout,
+                    algorithms::LinkModel& m) {
+  m.chipBandwidth = topo.device.hbmBandwidthGbps;
+  m.ranksPerChip = layout.ranksPerChip;
+  m.ranksPerServer = layout.ranksPerInstance;
+  m.switched = topo.fabric.kind == topology::FabricKind::kSwitch;
+  const bool oneCopy = layout.instances <= layout.descInstances;
+  const bool fabricJoins =
+      oneCopy && (m.switched || topo.fabric.kind == topology::FabricKind::kTorus3d);
+  m.multiInstance = layout.instances > 1 && !fabricJoins;
+  if (layout.instances > 1 && fabricJoins) {
+    const auto& cross = m.switched ? topo.fabric.crossLink : topo.fabric.zLink;
+    if (cross) {
+      m.crossLatencyUs = cross->latencyUs;
+      m.crossBandwidth = cross->bandwidthGbps;
+    }
+  }
+}
+
+// The rail facts of the model: one NIC's bandwidth, and how many ranks of one instance share
+// the busiest NIC (rails run in parallel; a NIC's ranks split it).
+void describeRails(const topology::Topology& topo, const topology::Layout& layout,
+                   const std::vector<int>& rails, algorithms::LinkModel& m) {
+  const topology::Network& net = *topo.network;
+  m.railBandwidth = net.link.bandwidthGbps / std::max(1, net.nics);
+  std::vector<int> perNic(static_cast<size_t>(std::max(1, net.nics)), 0);
+  for (int r = 0; r < layout.nranks && r < layout.ranksPerInstance; ++r) {
+    ++perNic[static_cast<size_t>(rails[static_cast<size_t>(r)])];
+  }
+  m.ranksPerRail = std::max(1, *std::max_element(perNic.begin(), perNic.end()));
+  m.interBandwidth = m.railBandwidth / m.ranksPerRail;
+}
+
 }  // namespace
 
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
@@ -71,9 +157,20 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   auto layout = layoutFromEnv(*topo, nranks);
   if (!layout) return layout.status();
   auto shape = std::make_shared<algorithms::Shape>();
-  shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
+  // The instances of a 3D torus join at same-coordinate chips only: their rows are no 2D torus
+  // together (torus3d runs there).
+  if (topo->fabric.kind != topology::FabricKind::kTorus3d || layout->instances == 1) {
+    shape->torus = gridOf(topology::torusRowGroups(*topo, *layout));
+  }
   shape->instances = gridOf(topology::instanceGroups(*layout));
   shape->rings = physicalRings(*topo, *layout, nranks);
+  shape->chips = topology::chipGroups(*layout);
+  shape->ranksPerChip = layout->ranksPerChip;
+  shape->chipRings = chipRings(*topo, *layout);
+  shape->switched = topo->fabric.kind == topology::FabricKind::kSwitch &&
+                    layout->instances <= layout->descInstances;
+  (shape->switched ? shape->switchDims : shape->torus3d) = rankDims(*topo, *layout);
+  shape->rails = topology::rankNics(*topo, *layout);
 
   TopologyView view;
   view.name = topo->name;
@@ -87,17 +184,17 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
   }
   if (topo->network) {
     m.interLatencyUs = topo->network->link.latencyUs;
-    m.interBandwidth = topo->network->link.bandwidthGbps / std::max(1, layout->ranksPerInstance);
+    describeRails(*topo, *layout, shape->rails, m);
   }
-  m.multiInstance = layout->instances > 1;
+  describeFabric(*topo, *layout, m);
   m.meshHops = averageHops(*topo, *layout);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
-      "mesh hops {:.2f}, {} physical ring(s)",
+      "mesh hops {:.2f}, {} physical ring(s), {} rank(s) per EFA rail",
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
-      shape->rings.size());
+      shape->rings.size(), m.ranksPerRail);
   return view;
 }
 

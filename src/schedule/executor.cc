@@ -1,6 +1,7 @@
 #include "schedule/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -32,6 +33,12 @@ class StepRun {
       recvDone_ = sendDone_ = true;
       return Status::ok();
     }
+    if (step_.prim == Primitive::kReduce) {  // dst = dst (op) src: the accumulator comes first
+      device::reduce(s_.type, s_.op, step_.dst, step_.dst, step_.src, step_.count);
+      if (step_.postOp) device::divide(s_.type, step_.dst, step_.dst, step_.count, s_.nranks);
+      recvDone_ = sendDone_ = true;
+      return Status::ok();
+    }
     if (receives(step_.prim)) {
       in_ = ctx.conns.at(step_.recvPeer);
       if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
@@ -42,11 +49,10 @@ class StepRun {
       recvDone_ = true;
     }
     if (sends(step_.prim)) {
-      out_ = ctx.conns.at(step_.sendPeer);
-      if (out_ == nullptr) return internalError("no connection to rank {}", step_.sendPeer);
-      uint64_t tag = s_.p2p ? p2pTag((*ctx.p2pSent)[step_.sendPeer]++)
-                            : messageTag(ctx.seq, sendIdx[step_.sendPeer]++);
-      TRN_TRY(out_->beginSend(tag, bytes_));
+      TRN_TRY(out_[0].begin(ctx, s_.p2p, step_.sendPeer, sendIdx, bytes_));
+      if (step_.sendPeer2 >= 0) {
+        TRN_TRY(out_[1].begin(ctx, s_.p2p, step_.sendPeer2, sendIdx, bytes_));
+      }
     } else {
       sendDone_ = true;
     }
@@ -54,7 +60,8 @@ class StepRun {
   }
 
   bool done() const { return recvDone_ && sendDone_; }
-  Connection* sender() const { return out_; }
+  // The connections this step sent on (nullptr when unused).
+  std::array<Connection*, 2> senders() const { return {out_[0].conn, out_[1].conn}; }
 
   // Moves whatever can move now; sets `progressed` when anything did.
   Status poll(bool& progressed) {
@@ -68,21 +75,17 @@ class StepRun {
       recvDone_ = received_ == bytes_;
     }
     if (!sendDone_) {
-      size_t ready = receives(step_.prim) ? produced_ : bytes_;
-      if (ready > sent_) {
-        const auto* from =
-            static_cast<const std::byte*>(step_.prim == Primitive::kSend ? step_.src : step_.dst);
-        Result<size_t> took = out_->sendSome(from + sent_, ready - sent_);
-        if (!took) return took.status();
-        if (*took > 0) progressed = true;
-        sent_ += *took;
+      // Both destinations of a duplicated write take the same bytes as they are produced.
+      const size_t ready = receives(step_.prim) ? produced_ : bytes_;
+      const auto* from =
+          static_cast<const std::byte*>(step_.prim == Primitive::kSend ? step_.src : step_.dst);
+      bool all = true;
+      for (Outgoing& o : out_) {
+        if (o.conn == nullptr) continue;
+        TRN_TRY(o.poll(from, ready, bytes_, step_.syncSend, progressed));
+        all = all && o.done;
       }
-      sendDone_ = sent_ == bytes_;
-      if (sendDone_ && step_.syncSend) {
-        Result<bool> released = out_->sendDone();
-        if (!released) return released.status();
-        sendDone_ = *released;
-      }
+      sendDone_ = all;
     }
     return Status::ok();
   }
@@ -145,11 +148,44 @@ class StepRun {
   const Step& step_;
   size_t elem_ = 1;
   size_t bytes_ = 0;
+  // One destination of the step's sends.
+  struct Outgoing {
+    Connection* conn = nullptr;
+    size_t sent = 0;  // bytes the transport took
+    bool done = false;
+
+    Status begin(const ExecContext& ctx, bool p2p, int peer, std::vector<uint32_t>& sendIdx,
+                 size_t bytes) {
+      conn = ctx.conns.at(peer);
+      if (conn == nullptr) return internalError("no connection to rank {}", peer);
+      uint64_t tag = p2p ? p2pTag((*ctx.p2pSent)[peer]++) : messageTag(ctx.seq, sendIdx[peer]++);
+      return conn->beginSend(tag, bytes);
+    }
+
+    // Offers what is ready of `from`; done once all `bytes` were taken (and, with syncSend,
+    // released by the peer).
+    Status poll(const std::byte* from, size_t ready, size_t bytes, bool sync, bool& progressed) {
+      if (done) return Status::ok();
+      if (ready > sent) {
+        Result<size_t> took = conn->sendSome(from + sent, ready - sent);
+        if (!took) return took.status();
+        if (*took > 0) progressed = true;
+        sent += *took;
+      }
+      done = sent == bytes;
+      if (done && sync) {
+        Result<bool> released = conn->sendDone();
+        if (!released) return released.status();
+        done = *released;
+      }
+      return Status::ok();
+    }
+  };
+
   Connection* in_ = nullptr;
-  Connection* out_ = nullptr;
-  size_t received_ = 0;  // bytes handed to consume()
-  size_t produced_ = 0;  // bytes of dst complete (what a forwarding send may send)
-  size_t sent_ = 0;      // bytes the transport took
+  std::array<Outgoing, 2> out_;  // sendPeer, and sendPeer2 when the write is duplicated
+  size_t received_ = 0;          // bytes handed to consume()
+  size_t produced_ = 0;          // bytes of dst complete (what a forwarding send may send)
   bool recvDone_ = false;
   bool sendDone_ = false;
   std::byte carry_[16] = {};
@@ -217,8 +253,9 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     for (size_t i = first; i <= last; ++i) {
       runs.push_back(std::make_unique<StepRun>(schedule, steps[i]));
       TRN_TRY(runs.back()->begin(ctx, sendIdx, recvIdx));
-      if (steps[i].recvPeer >= 0) peers.push_back(steps[i].recvPeer);
-      if (steps[i].sendPeer >= 0) peers.push_back(steps[i].sendPeer);
+      for (int p : {steps[i].recvPeer, steps[i].sendPeer, steps[i].sendPeer2}) {
+        if (p >= 0) peers.push_back(p);
+      }
     }
     TRN_TRY(progressUntil(
         ctx, peers,
@@ -236,9 +273,11 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
         },
         [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r->done(); }); }));
     for (auto& run : runs) {
-      if (run->sender() != nullptr &&
-          std::find(unfinished.begin(), unfinished.end(), run->sender()) == unfinished.end()) {
-        unfinished.push_back(run->sender());
+      for (Connection* c : run->senders()) {
+        if (c != nullptr &&
+            std::find(unfinished.begin(), unfinished.end(), c) == unfinished.end()) {
+          unfinished.push_back(c);
+        }
       }
     }
     first = last + 1;

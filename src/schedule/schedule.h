@@ -22,6 +22,7 @@ enum class Primitive {
   kRecvReduceCopySend,  // dst = src (op) incoming, kept and forwarded to sendPeer
   kRecvCopySend,        // dst = incoming, kept and forwarded to sendPeer
   kCopy,                // dst = src, locally
+  kReduce,              // dst = dst (op) src, locally (a rank's own operand in a reduction chain)
 };
 
 const char* primitiveName(Primitive p);
@@ -34,6 +35,9 @@ struct Step {
   Primitive prim = Primitive::kCopy;
   int recvPeer = -1;
   int sendPeer = -1;
+  // Write duplication (the DMA engine's one read, two writes): a sending primitive also forwards
+  // the same bytes to sendPeer2, as they are produced. -1: one destination.
+  int sendPeer2 = -1;
   const void* src = nullptr;  // local operand: what kSend sends, what reductions combine with
   void* dst = nullptr;        // where results land; what *Send primitives forward
   size_t count = 0;           // elements

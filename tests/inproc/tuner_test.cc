@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "algorithms/hierarchical.h"
 #include "plan/planner.h"
 #include "plan/topology_view.h"
 
@@ -24,6 +25,17 @@ std::string chosen(const plan::TopologyView& view, algorithms::Collective coll, 
   return c ? c->algorithm->name : "";
 }
 
+// Whether the hierarchy's all-reduce of `bytes` crosses the instances on its tree.
+bool interTree(const plan::TopologyView& view, int nranks, size_t bytes) {
+  algorithms::CollArgs a;
+  a.coll = algorithms::Collective::kAllReduce;
+  a.count = bytes / 4;
+  a.nranks = nranks;
+  a.sliceBytes = 256 * 1024;
+  a.shape = view.shape;
+  return algorithms::hierarchicalInterTree(a, view.links);
+}
+
 TEST(Tuner, Trn1WholeTorus) {
   auto view = plan::describeTopology("trn1.32xlarge", 32);
   ASSERT_TRUE(view.isOk()) << view.status().message();
@@ -35,7 +47,8 @@ TEST(Tuner, Trn1WholeTorus) {
   EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 2 << 20), "rdh");
   // All-gather counts are per rank: 64 KiB each gathers 2 MiB.
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 10), "torus2d");
-  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "ring");
+  // Large all-reduce: the ring over the chips' primaries, half the ring's hops (issue 16).
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 32, 64 << 20), "kangaring");
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 32, 64 << 20), "ring");
   EXPECT_EQ(chosen(*view, Collective::kBroadcast, 32, 64 << 20), "chain");
 }
@@ -46,9 +59,56 @@ TEST(Tuner, SmallCommunicatorUsesFlatAlgorithms) {
   EXPECT_FALSE(view->shape->torus.usable(4));  // 2 chips: one torus row
   using algorithms::Collective;
   EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 1024), "mesh");
-  // Two chips, one hop apart: halving/doubling moves the ring's bytes in fewer steps.
-  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 256 << 20), "rdh");
+  // Two whole chips, one link apart: their primaries send half what halving/doubling sends
+  // over it, in fewer steps than the ring of four ranks.
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 4, 256 << 20), "kangaring");
   EXPECT_EQ(chosen(*view, Collective::kAllGather, 4, 256 << 20), "ring");
+}
+
+// The fabrics' own algorithms (issue 16), on whole instances and UltraServers: small sizes go
+// to the direct algorithms, large ones to the fabric's composition. All-gather and
+// reduce-scatter counts are per rank.
+TEST(Tuner, KangaRingOnWholeChipsOfATorus) {
+  using algorithms::Collective;
+  auto trn1 = plan::describeTopology("trn1.32xlarge", 16);  // 8 chips: one ring of chips
+  ASSERT_TRUE(trn1.isOk()) << trn1.status().message();
+  EXPECT_EQ(trn1->shape->chipRings.size(), 1u);
+  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 1024), "mesh");
+  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 256 << 20), "kangaring");
+  auto trn2 = plan::describeTopology("trn2.48xlarge", 128);  // 16 chips of 8 ranks: two rings
+  ASSERT_TRUE(trn2.isOk()) << trn2.status().message();
+  EXPECT_EQ(trn2->shape->chipRings.size(), 2u);
+  EXPECT_EQ(chosen(*trn2, Collective::kAllReduce, 128, 1024), "mesh");
+  EXPECT_EQ(chosen(*trn2, Collective::kAllReduce, 128, 256 << 20), "kangaring");
+}
+
+TEST(Tuner, Torus3dOnTheTrn2UltraServer) {
+  using algorithms::Collective;
+  auto view = plan::describeTopology("trn2-ultraserver", 512);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view->shape->torus3d.activeDims(), 3);  // X (a row's chips and cores), Y, Z
+  EXPECT_FALSE(view->shape->torus.usable(512));     // instances are no 2D torus together
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 1024), "mesh");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 16 << 20), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 512, 128 << 20), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 512, 64 << 10), "torus3d");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 512, 64 << 10), "torus3d");
+}
+
+TEST(Tuner, NeuronSwitchOnTrn3UltraServers) {
+  using algorithms::Collective;
+  auto gen1 = plan::describeTopology("trn3-ultraserver-gen1", 512);
+  ASSERT_TRUE(gen1.isOk()) << gen1.status().message();
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 64), "oneshot");
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 16 << 20), "twoshot");
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 128 << 20), "twoshot");
+  // Gen2's 36 servers of 4 chips: above a few hundred KiB the heavy traffic stays in a server.
+  auto gen2 = plan::describeTopology("trn3-ultraserver-gen2", 1152);
+  ASSERT_TRUE(gen2.isOk()) << gen2.status().message();
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 8), "oneshot");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 64 << 10), "twoshot");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 16 << 20), "twotier");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 1 << 30), "twotier");
 }
 
 TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {
@@ -62,6 +122,40 @@ TEST(Tuner, ForcedAlgorithmWinsAndUnsupportedFallsBack) {
   setenv("TRNCCL_ALGO", "hierarchical", 1);  // one instance: declined, tuner falls back
   EXPECT_NE(chosen(*view, algorithms::Collective::kAllReduce, 32, 1024), "hierarchical");
   unsetenv("TRNCCL_ALGO");
+}
+
+// At scale the inter-instance latency dominates small and medium messages: 64 instances of
+// trn1.32xlarge (2048 ranks) take the double binary tree for small all-reduces (11 levels, 7 of
+// them across instances, instead of a ring's 4094 steps), the hierarchy with a tree across the
+// instances for medium ones and a ring across them for the largest, and Bruck's log2 n steps
+// for small all-gathers and reduce-scatters.
+TEST(Tuner, TreesAndBruckAtScale) {
+  auto view = plan::describeTopology("trn1.32xlarge", 2048);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  ASSERT_EQ(view->shape->instances.numRows(), 64);
+  using algorithms::Collective;
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 1024), "tree");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 4 << 20), "hierarchical");
+  EXPECT_TRUE(interTree(*view, 2048, 4 << 20));
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 2048, 1 << 30), "hierarchical");
+  EXPECT_FALSE(interTree(*view, 2048, 1 << 30));
+  // Per-rank counts: 16 B each gathers 32 KiB, 64 KiB each 128 MiB.
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 2048, 16), "bruck");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 2048, 16), "bruck");
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 2048, 64 << 10), "hierarchical");
+  EXPECT_EQ(chosen(*view, Collective::kReduceScatter, 2048, 64 << 10), "hierarchical");
+}
+
+// Two trn2.48xlarge (256 ranks): a small all-reduce climbs the tree (two of its eight levels
+// cross the network); a large one runs the hierarchy, a ring across the two instances.
+TEST(Tuner, TwoTrn2Instances) {
+  auto view = plan::describeTopology("trn2.48xlarge", 256);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  using algorithms::Collective;
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 256, 1024), "tree");
+  EXPECT_EQ(chosen(*view, Collective::kAllReduce, 256, 64 << 20), "hierarchical");
+  EXPECT_FALSE(interTree(*view, 256, 64 << 20));
+  EXPECT_EQ(chosen(*view, Collective::kAllGather, 256, 1 << 20), "hierarchical");
 }
 
 TEST(Tuner, AlgoSpecSyntax) {

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mpi_env.h"
@@ -44,6 +45,19 @@ std::vector<Case> cases() {
        {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce, Coll::kAlltoAll}) {
     add(coll, trncclFloat32, trncclSum, (1u << 20) + 3, n - 1);
   }
+  // TRNCCL_TEST_COLLS=allreduce,allgather: only these collectives (the runs that force one
+  // algorithm), with an odd large all-reduce for every op on float32 at any rank count.
+  if (const char* only = std::getenv("TRNCCL_TEST_COLLS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(out, [&](const Case& c) {
+      return list.find(std::string(",") + collName(c.coll) + ",") == std::string::npos;
+    });
+    if (list.find(",allreduce,") != std::string::npos && n > 4) {
+      for (int o = 0; o < trncclNumOps; ++o) {
+        add(Coll::kAllReduce, trncclFloat32, static_cast<trncclRedOp_t>(o), (1u << 18) + 3, 0);
+      }
+    }
+  }
   if (std::getenv("TRNCCL_TEST_LONG") != nullptr) {  // the long sweep: 1M+3 for every case
     for (const Case& c : std::vector<Case>(out)) {
       if (c.count == 7 && c.coll != Coll::kAllReduce) {
@@ -52,6 +66,18 @@ std::vector<Case> cases() {
         out.push_back(big);
       }
     }
+  }
+  // TRNCCL_TEST_COLLS=allreduce,allgather: only those collectives (a forced algorithm's);
+  // TRNCCL_TEST_MAX_COUNT=n: only counts up to n (16 processes on 2 cores).
+  if (const char* only = std::getenv("TRNCCL_TEST_COLLS")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(out, [&](const Case& c) {
+      return list.find(std::string(",") + collName(c.coll) + ",") == std::string::npos;
+    });
+  }
+  if (const char* most = std::getenv("TRNCCL_TEST_MAX_COUNT")) {
+    const size_t limit = std::strtoull(most, nullptr, 10);
+    std::erase_if(out, [&](const Case& c) { return c.count > limit; });
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "trnccl/trnccl.h"
@@ -51,20 +52,23 @@ class Ranks {
 
   // Communicators shared by the cases of one rank count. With ranksPerInstance > 0 they are
   // created with TRNCCL_EMU_RANKS_PER_NODE set, so every that many consecutive ranks form one
-  // emulated instance. Only the latest (n, ranksPerInstance) stays alive: cases come in blocks
-  // of one size, and keeping every size's communicators (transport buffers of up to 36 ranks)
-  // ran the TSan build out of memory.
-  static Ranks& get(int n, int ranksPerInstance = 0) {
-    static std::pair<int, int> key;
+  // emulated instance; with a topology, with TRNCCL_TOPOLOGY set to it. Only the latest
+  // (n, ranksPerInstance, topology) stays alive: cases come in blocks of one size, and keeping
+  // every size's communicators (transport buffers of up to 36 ranks) ran the TSan build out of
+  // memory.
+  static Ranks& get(int n, int ranksPerInstance = 0, const std::string& topology = "") {
+    static std::tuple<int, int, std::string> key;
     static std::unique_ptr<Ranks> cached;
-    if (!cached || key != std::pair{n, ranksPerInstance}) {
+    if (!cached || key != std::tuple{n, ranksPerInstance, topology}) {
       cached.reset();
       if (ranksPerInstance > 0) {
         setenv("TRNCCL_EMU_RANKS_PER_NODE", std::to_string(ranksPerInstance).c_str(), 1);
       }
+      if (!topology.empty()) setenv("TRNCCL_TOPOLOGY", topology.c_str(), 1);
       cached = std::make_unique<Ranks>(n);
       unsetenv("TRNCCL_EMU_RANKS_PER_NODE");
-      key = {n, ranksPerInstance};
+      if (!topology.empty()) unsetenv("TRNCCL_TOPOLOGY");
+      key = {n, ranksPerInstance, topology};
     }
     return *cached;
   }

@@ -58,6 +58,8 @@ void printSummary(const Topology& t) {
     const LinkSpec& n = t.network->link;
     fmt::print("  network    {} {} GB/s per instance over {} NICs, {} us\n", linkClassName(n.cls),
                n.bandwidthGbps, t.network->nics, n.latencyUs);
+    fmt::print("  rails      NIC of chip 0..{}: {}\n", t.chipsPerInstance - 1,
+               fmt::join(t.network->nicOfChip, " "));
   } else {
     fmt::print("  network    none described\n");
   }

@@ -121,8 +121,11 @@ double estimate(const CollArgs& a, const LinkModel& m) {
   while ((1 << (levels + 1)) <= n) ++levels;
   double p = std::pow(2.0, levels);
   double hops = std::max(1.0, m.meshHops / 2);
-  double t =
-      2 * levels * flat.latencyUs * hops + 2 * (p - 1) / p * S / (flat.bandwidth / hops * 1e3);
+  // On a switch the ranks of a chip share its port, and the partners of the levels that move
+  // the most bytes are on other chips.
+  const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
+  double t = 2 * levels * flat.latencyUs * hops +
+             2 * (p - 1) / p * S / (flat.bandwidth / hops / sharing * 1e3);
   if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
   return t;
 }

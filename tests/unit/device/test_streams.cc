@@ -175,6 +175,91 @@ TEST(Streams, DestroyDrainsPendingWork) {
   EXPECT_EQ(trnrtStreamDestroy(nullptr), trnrtErrorInvalidResourceHandle);
 }
 
+// What a host callback saw: set on the stream's worker, read after synchronize.
+struct CallbackRecord {
+  explicit CallbackRecord(std::vector<int>* o = nullptr, int i = 0) : order(o), id(i) {}
+  std::vector<int>* order;
+  int id;
+  trnrtStream_t stream = nullptr;
+  trnrtError_t status = trnrtErrorUnknown;
+  std::string message;
+  std::thread::id thread;
+};
+
+void recordCallback(trnrtStream_t stream, trnrtError_t status, void* userData) {
+  auto* record = static_cast<CallbackRecord*>(userData);
+  record->stream = stream;
+  record->status = status;
+  record->message = trnrtGetLastErrorMessage();
+  record->thread = std::this_thread::get_id();
+  record->order->push_back(record->id);
+}
+
+TEST(StreamCallbacks, RunOnTheWorkerInOrderWithTasks) {
+  StreamGuard stream;
+  std::vector<int> order;
+  CallbackRecord record(&order, 2);
+  std::latch release(1);
+  ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [&] {
+                release.wait();
+                order.push_back(1);
+                return Status::ok();
+              }).isOk());
+  ASSERT_RT_OK(trnrtStreamAddCallback(stream.get(), recordCallback, &record, 0));
+  ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [&] {
+                order.push_back(3);
+                return Status::ok();
+              }).isOk());
+  EXPECT_TRUE(order.empty());  // the callback waits for the blocked task before it
+  release.count_down();
+  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(record.status, trnrtSuccess);
+  EXPECT_EQ(record.stream, stream.get());
+  EXPECT_NE(record.thread, std::this_thread::get_id());
+}
+
+TEST(StreamCallbacks, RunWithTheErrorOfAFailedStream) {
+  StreamGuard stream;
+  std::vector<int> order;
+  CallbackRecord first(&order, 1);
+  CallbackRecord second(&order, 2);
+  ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [] {
+                return trnccl::internalError("peer {} died", 3);
+              }).isOk());
+  ASSERT_RT_OK(trnrtStreamAddCallback(stream.get(), recordCallback, &first, 0));
+  EXPECT_EQ(trnrtStreamSynchronize(stream.get()), trnrtErrorLaunchFailure);
+  // Added after the failure: still runs, still told.
+  ASSERT_RT_OK(trnrtStreamAddCallback(stream.get(), recordCallback, &second, 0));
+  EXPECT_EQ(trnrtStreamSynchronize(stream.get()), trnrtErrorLaunchFailure);
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+  for (const CallbackRecord* r : {&first, &second}) {
+    EXPECT_EQ(r->status, trnrtErrorLaunchFailure);
+    EXPECT_EQ(r->message, "peer 3 died");
+  }
+}
+
+TEST(StreamCallbacks, DefaultStreamAndDestroyDrain) {
+  std::vector<int> order;
+  CallbackRecord onDefault(&order, 1);
+  CallbackRecord onDestroyed(&order, 2);
+  ASSERT_RT_OK(trnrtStreamAddCallback(nullptr, recordCallback, &onDefault, 0));
+  ASSERT_RT_OK(trnrtStreamSynchronize(nullptr));
+  EXPECT_NE(onDefault.stream, nullptr);  // the resolved default stream, not NULL
+  trnrtStream_t stream = nullptr;
+  ASSERT_RT_OK(trnrtStreamCreate(&stream));
+  ASSERT_RT_OK(trnrtStreamAddCallback(stream, recordCallback, &onDestroyed, 0));
+  ASSERT_RT_OK(trnrtStreamDestroy(stream));
+  EXPECT_EQ(order, (std::vector<int>{1, 2}));
+}
+
+TEST(StreamCallbacks, RejectBadArguments) {
+  CallbackRecord record;
+  EXPECT_EQ(trnrtStreamAddCallback(nullptr, nullptr, &record, 0), trnrtErrorInvalidValue);
+  EXPECT_EQ(trnrtStreamAddCallback(nullptr, recordCallback, &record, 1), trnrtErrorInvalidValue);
+  EXPECT_NE(std::string(trnrtGetLastErrorMessage()).find("flags"), std::string::npos);
+}
+
 TEST(Streams, DeviceSynchronizeWaitsForEveryStream) {
   DeviceGuard guard(5);
   StreamGuard a;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace trnccl::schedule {
@@ -67,6 +68,18 @@ TEST(ScheduleGroups, WithNextIsTheContainers) {
   s.addGroup({sendTo(3, 8), last});
   s.add(sendTo(4, 8));
   EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{1}, {3, 2}, {4}}));
+}
+
+// The local reduction neither receives nor sends; a duplicated write shows both destinations.
+TEST(Primitives, LocalReduceAndDuplicatedWrite) {
+  EXPECT_FALSE(receives(Primitive::kReduce));
+  EXPECT_FALSE(sends(Primitive::kReduce));
+  EXPECT_STREQ(primitiveName(Primitive::kReduce), "reduce");
+  Schedule s;
+  s.add(Step{
+      .prim = Primitive::kRecvCopySend, .recvPeer = 1, .sendPeer = 3, .sendPeer2 = 5, .count = 4});
+  EXPECT_NE(s.dump().find("recvCopySend       recv   1 send   3,5 "), std::string::npos)
+      << s.dump();
 }
 
 }  // namespace

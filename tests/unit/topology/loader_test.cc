@@ -108,6 +108,12 @@ TEST(Builtins, Trn3UltraServers) {
     ASSERT_TRUE(route);
     EXPECT_EQ(route->hops, 1);
   }
+  // Gen2's servers of 4 chips: inside a server the port, across servers the narrower tier.
+  EXPECT_FALSE(g1.fabric.crossLink);
+  ASSERT_TRUE(g2.fabric.crossLink);
+  EXPECT_EQ(routeBetween(g2, 0, 3)->link.bandwidthGbps, 2560);
+  EXPECT_EQ(routeBetween(g2, 3, 4)->link.bandwidthGbps, g2.fabric.crossLink->bandwidthGbps);
+  EXPECT_LT(g2.fabric.crossLink->bandwidthGbps, 2560);
 }
 
 TEST(RoundTrip, EveryBuiltinDumpsAndLoadsEqual) {
@@ -188,6 +194,11 @@ TEST(BadFiles, FieldErrors) {
                   "network: {class: infiniband, bandwidth_gbps: 1, "
                   "latency_us: 1, nics: 1}\n",
               8, "network: 'class' must be neuronlink, efa or pcie");
+  expectError(std::string(kHead) +
+                  "fabric:\n  kind: switch\n"
+                  "  link: {class: neuronlink, bandwidth_gbps: 96, latency_us: 1}\n"
+                  "  cross_link: {class: neuronlink, bandwidth_gbps: 9, latency_us: 1}\n",
+              11, "fabric.cross_link: only a switch across instances >= 2 has one");
   expectError(std::string(kHead) + "bandwith: 3\n", 8, "unknown field 'bandwith'");
   expectError("name: x\nchips_per_instance: 1\n", 1, "device: missing");
   expectError(std::string(kHead) +
@@ -195,6 +206,36 @@ TEST(BadFiles, FieldErrors) {
                   "      - {peer: 9, class: pcie, bandwidth_gbps: 1, latency_us: 1}\n",
               11, "chips[0].links[0].peer: 9 is not another chip");
   expectError("name: [unclosed\n", 2, "");
+}
+
+// Rails: which NIC each chip sends through (network.nic_of_chip), written in every built-in with
+// a network, defaulted to consecutive chips sharing evenly, and checked.
+TEST(Rails, NicOfChip) {
+  const std::vector<int> pairs = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7};
+  EXPECT_EQ(builtin("trn1.32xlarge").network->nicOfChip, pairs);
+  for (const char* name : {"trn1n.32xlarge", "trn2.48xlarge", "trn2-ultraserver"}) {
+    const std::vector<int> nics = builtin(name).network->nicOfChip;
+    ASSERT_EQ(nics.size(), 16u) << name;
+    for (int c = 0; c < 16; ++c) EXPECT_EQ(nics[c], c) << name;
+  }
+  const std::string net = "network: {class: efa, bandwidth_gbps: 10, latency_us: 15, nics: 2";
+  auto fallback = parseTopology(std::string(kHead) + net + "}\n", "t.yaml");
+  ASSERT_TRUE(fallback) << fallback.status().message();
+  EXPECT_EQ(fallback->network->nicOfChip, (std::vector<int>{0, 0, 1, 1}));
+  auto given = parseTopology(std::string(kHead) + net + ", nic_of_chip: [1, 0, 0, 1]}\n", "t");
+  ASSERT_TRUE(given) << given.status().message();
+  EXPECT_EQ(given->network->nicOfChip, (std::vector<int>{1, 0, 0, 1}));
+  auto back = parseTopology(dumpYaml(*given), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *given);
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 1]}\n", 8,
+              "network.nic_of_chip: 2 entries, one per chip (4) expected");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 1, 2, 0]}\n", 8,
+              "network.nic_of_chip: chip 2 names NIC 2, not one of 0..1");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, 0, 0, 0]}\n", 8,
+              "network.nic_of_chip: NIC 1 serves no chip");
+  expectError(std::string(kHead) + net + ", nic_of_chip: [0, x, 1, 1]}\n", 8,
+              "entry 1 must be an integer");
 }
 
 TEST(BadFiles, MissingFileAndUnknownName) {

@@ -1,0 +1,45 @@
+"""trnccl as a torch.distributed backend.
+
+``import torch_trnccl`` registers the backend ``"trnccl"``; then
+``torch.distributed.init_process_group("trnccl")`` works with torchrun (env://), under
+mpirun (rank and size from Open MPI's or MPICH's environment when RANK is unset), and with
+``file://`` and ``tcp://`` init methods. Tensors are CPU tensors (host memory, which trnccl
+accepts). See docs/TORCH.md.
+"""
+
+import os
+
+import torch.distributed as dist
+
+# libfabric (behind trnccl's ofi transport) loads libinfinipath, whose handler for fatal and
+# termination signals calls exit() inside the handler; a rank terminated by its launcher
+# (torchrun and torch's test harness send SIGTERM when another rank failed) was seen to hang in
+# there for good. IPATH_NO_BACKTRACE is that library's switch to leave signals alone.
+os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
+
+from . import _C  # noqa: E402
+from ._launch import adopt_mpi_environment  # noqa: E402
+
+__all__ = ["ProcessGroupTrnccl", "version", "BACKEND"]
+
+ProcessGroupTrnccl = _C.ProcessGroupTrnccl
+BACKEND = "trnccl"
+
+
+def version():
+    """trnccl's version code (major*10000 + minor*100 + patch), as trncclGetVersion."""
+    return _C.version()
+
+
+def _create_process_group(store, rank, size, timeout):
+    """The creator torch.distributed calls for every group: (prefix store, rank, size, timeout)."""
+    if os.environ.get("TRNCCL_COMM_ID"):
+        raise RuntimeError(
+            "trnccl: TRNCCL_COMM_ID is set, which gives every communicator the same bootstrap "
+            "address; with torch.distributed the c10d store carries each group's id: unset it")
+    return _C.ProcessGroupTrnccl(store, rank, size, timeout)
+
+
+adopt_mpi_environment()
+if BACKEND.upper() not in dist.Backend._plugins:
+    dist.Backend.register_backend(BACKEND, _create_process_group)

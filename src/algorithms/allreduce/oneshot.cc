@@ -1,0 +1,87 @@
+// One-shot all-reduce for the NeuronSwitch: every rank reads every peer's whole buffer and
+// reduces locally, so the call costs one switch traversal (small messages).
+//
+// Composition: each rank sends its buffer to every peer at once, and folds the n buffers into
+// recvbuff in rank order — x0 (op) x1 (op) ... (op) x(n-1), its own as a local reduce at its
+// place — so every rank computes exactly the same operations on the same operands and the
+// results are bitwise identical without a second round. Divided for avg after the last.
+// Steps: 1 round of transfers (then n-1 local reductions of arrivals, in order).
+// Bytes on the wire per rank: (n-1) * S (every peer gets the whole buffer), against 2(n-1)/n * S
+// for twoshot: it pays in bandwidth for the latency of one traversal. Supported while the
+// buffer fits a connection's buffer twice over (each send completes without waiting for its
+// receiver) and only on a switch. In place: the buffer is copied to scratch first, because
+// recvbuff is written while the peers may still read what was sent.
+#include "algorithms/allreduce/oneshot.h"
+
+#include <cstdint>
+
+#include "algorithms/cost.h"
+
+namespace trnccl::algorithms::allreduce {
+
+using schedule::Primitive;
+using schedule::Step;
+
+namespace {
+
+bool supports(const CollArgs& a) {
+  const size_t bytes = a.count * device::dataTypeSize(a.type);
+  return a.shape && a.shape->switched && a.nranks > 1 && bytes <= 2 * a.sliceBytes;
+}
+
+schedule::Schedule oneShot(const CollArgs& a) {
+  schedule::Schedule s = startSchedule(a, kOneShot.name);
+  const int n = a.nranks, r = a.rank;
+  const size_t bytes = a.count * device::dataTypeSize(a.type);
+  const bool avg = a.op == device::RedOp::kAvg;
+  auto* recv = static_cast<std::byte*>(a.recv);
+  const std::byte* mine = static_cast<const std::byte*>(a.send);
+  const auto from = reinterpret_cast<uintptr_t>(mine), to = reinterpret_cast<uintptr_t>(recv);
+  const bool overlap = from < to + bytes && to < from + bytes;
+  if (overlap && bytes > 0) {
+    std::byte* copy = s.allocScratch(bytes);
+    s.add(Step{.prim = Primitive::kCopy, .src = mine, .dst = copy, .count = a.count});
+    mine = copy;
+  }
+  // The sends, with the start of the fold: x0 into recvbuff.
+  std::vector<Step> round;
+  for (int k = 1; k < n; ++k) {
+    round.push_back(
+        Step{.prim = Primitive::kSend, .sendPeer = (r + k) % n, .src = mine, .count = a.count});
+  }
+  round.push_back(
+      r == 0 ? Step{.prim = Primitive::kCopy, .src = mine, .dst = recv, .count = a.count}
+             : Step{.prim = Primitive::kRecv, .recvPeer = 0, .dst = recv, .count = a.count});
+  s.addGroup(std::move(round));
+  for (int k = 1; k < n; ++k) {
+    const bool last = avg && k == n - 1;
+    s.add(k == r ? Step{.prim = Primitive::kReduce,
+                        .src = mine,
+                        .dst = recv,
+                        .count = a.count,
+                        .postOp = last}
+                 : Step{.prim = Primitive::kRecvReduceCopy,
+                        .recvPeer = k,
+                        .src = recv,
+                        .dst = recv,
+                        .count = a.count,
+                        .postOp = last});
+  }
+  return s;
+}
+
+// One round in which every rank sends the whole buffer to every peer.
+double estimate(const CollArgs& a, const LinkModel& m) { return directRound(a, m, totalBytes(a)); }
+
+}  // namespace
+
+const Algorithm kOneShot = {
+    .name = "oneshot",
+    .description = "every rank sends its buffer to every peer and reduces all in rank order",
+    .supports = supports,
+    .estimate = estimate,
+    .usesChannels = false,
+    .build = oneShot,
+};
+
+}  // namespace trnccl::algorithms::allreduce
