@@ -163,13 +163,14 @@ int finish(World& w) {
   return 0;
 }
 
-// again=<port>: after the failure, waits for the go, then builds a new communicator whose root
-// listens on <port> of the same host and runs `again_iters` checked all-reduces on it.
+// again=<port>: after the failure, waits for the file again_go=<file> if given, then builds a
+// new communicator whose root listens on <port> of the same host and runs `again_iters`
+// checked all-reduces on it.
 int runAgain(World& w) {
   std::string commId = std::getenv("TRNCCL_COMM_ID") ? std::getenv("TRNCCL_COMM_ID") : "";
   std::string port = opts["again"];
   setenv("TRNCCL_COMM_ID", (commId.substr(0, commId.rfind(':') + 1) + port).c_str(), 1);
-  waitForGo();
+  if (opts.count("again_go")) waitForFile(opts["again_go"]);
   // The failed collective left the stream in error (later work on it is skipped): a new one.
   trnrtStreamDestroy(w.stream);
   if (trnrtStreamCreate(&w.stream) != trnrtSuccess) die("trnrtStreamCreate", 0);

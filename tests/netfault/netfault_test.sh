@@ -21,10 +21,10 @@
 #              results right, no timeout; then by 2 T: every rank errors within T/4 + T + 2 s,
 #              through the liveness timeout, not before T/2
 #
-# In reset, link_down and delay a rank holds after its error (hold=1) until every rank has
-# reported one: one that aborted and exited at once would tell the others (bootstrap, end of
-# file) before their own transport saw the fault, and the check is that each one does. In
-# partition it exits, as an application would: host 1 may learn of it that way.
+# In reset, link_down and delay a rank holds after its error (hold=1) until a rank of each host
+# has seen the fault through its own transport (wait_own): one that aborted and exited at once
+# would tell the others (bootstrap, end of file) first. In partition it exits at once, as an
+# application would: host 1 may learn of it that way.
 #
 # Usage: netfault_test.sh <fault> <tcp|ofi> <fault_rank> <delay_proxy>
 # Exit: 0 passed, 1 failed, 77 skipped (no namespaces or iptables here, or no ofi transport;
@@ -122,8 +122,8 @@ wait_all() {
       grep -q "^WRONG" "$LOGS/$r.out" && fail "rank $r returned a wrong sum: $(first_line $r WRONG)"
       if grep -q "^$prefix" "$LOGS/$r.out"; then
         have=$((have + 1))
-      elif ! kill -0 "${PIDS[r]}" 2>/dev/null; then
-        fail "rank $r exited before printing '$prefix'"
+      elif ! kill -0 "${PIDS[r]}" 2>/dev/null && ! grep -q "^$prefix" "$LOGS/$r.out"; then
+        fail "rank $r exited before printing '$prefix'"  # (it may print, then exit, meanwhile)
       fi
     done
     ((have == $(wc -w <<<"$ranks"))) && return 0
@@ -177,6 +177,24 @@ check_errors() {
   done
   for h in $hosts; do
     ((own[h])) || fail "no rank of host $h saw the fault through $TRANSPORT ('$pattern')"
+  done
+}
+
+# wait_own <pattern> <seconds>: until on each host some rank printed an ERROR matching pattern
+# (its own transport saw the fault). Then `touch go` releases the held ranks: they abort, and
+# a rank that waits only on a held local peer (shm) learns of it that way, as it would from an
+# application that aborts on the error.
+wait_own() {
+  local until=$((SECONDS + $2)) r own
+  while true; do
+    own=(0 0)
+    for ((r = 0; r < NRANKS; r++)); do
+      grep -q "^WRONG" "$LOGS/$r.out" && fail "rank $r returned a wrong sum: $(first_line $r WRONG)"
+      first_line $r "ERROR " | grep -Eq "$1" && own[r / RPH]=1
+    done
+    ((own[0] && own[1])) && return 0
+    ((SECONDS >= until || SECONDS >= DEADLINE)) && fail "no rank of some host saw '$1' within $2 s"
+    sleep 0.05
   done
 }
 
@@ -237,34 +255,46 @@ case $FAULT in
     done
     reset="(tcp|ofi): .*(reset|Broken pipe|closed|failed)"
     if [ "$TRANSPORT" = tcp ]; then
-      # Both ends of each reset connection, through the transport itself.
-      wait_all "ERROR " 10
-      check_errors "$t0" 1000 0 "$reset"
+      # The ends of the reset connections, through the transport itself, within 1 s (a rank
+      # waiting only on a held shm peer learns it when that one is released).
+      wait_own "$reset" 10
       touch "$LOGS/go"
+      wait_all "ERROR " 10
+      check_errors "$t0" 2000 0 "$reset"
+      for ((r = 0; r < NRANKS; r++)); do
+        line=$(first_line $r "ERROR ")
+        if echo "$line" | grep -Eq "$reset"; then
+          t=$(($(echo "$line" | awk '{print $1}') - t0))
+          ((t <= 1000)) || fail "rank $r saw the reset through tcp only after $t ms"
+        fi
+      done
     else
       # libfabric (rxm over tcp) reports a reset only to a rank with an operation on that
       # connection when the reset arrives, and not always then (docs/RELIABILITY.md F8): some
       # rank errors through ofi within 1 s, every rank within T + 2 s (its liveness timeout).
+      wait_own "$reset|heard nothing from rank" 15
+      touch "$LOGS/go"
       wait_all "ERROR " 15
       check_errors "$t0" $((LIVENESS_MS + 2000)) 0 "$reset|heard nothing from rank"
       first=$(for r in 0 1 2 3; do first_line $r "ERROR " | grep -E "$reset" | awk '{print $1}'; done | sort -n | head -1)
       [ -n "$first" ] && (((first - t0) <= 1000)) || fail "no rank saw the reset through ofi within 1 s"
       log "first error through ofi after $((first - t0)) ms"
-      touch "$LOGS/go"
     fi
     wait_exits
     ;;
   link_down)
     NF_ENV="TRNCCL_LIVENESS_TIMEOUT_MS=$LIVENESS_MS" start_ranks count=262144 hold=1 \
-      again=$((PORT + 1)) go="$LOGS/go" end="$LOGS/end"
+      again=$((PORT + 1)) go="$LOGS/go" again_go="$LOGS/again" end="$LOGS/end"
     wait_all "ITER 2 " 60
     check_placement
     t0=$(now_ms)
     ip -n "${NETNS_HOST[1]}" link set mh1 down || fail "cannot take mh1 down"
+    wait_own "heard nothing from rank" 15
+    touch "$LOGS/go"
     wait_all "ERROR " 15
     check_errors "$t0" $((LIVENESS_MS + 2000)) $((LIVENESS_MS / 2)) "heard nothing from rank"
     ip -n "${NETNS_HOST[1]}" link set mh1 up || fail "cannot bring mh1 up"
-    touch "$LOGS/go"
+    touch "$LOGS/again"
     wait_all "LOOPED" 40
     touch "$LOGS/end"
     wait_all "DONE" 20
@@ -274,12 +304,16 @@ case $FAULT in
   loss)
     iters=10
     lossy=6  # the first iteration run with loss
-    start_ranks count=65536 iters=$iters per_sync=1 pause_at=$lossy go="$LOGS/go" end="$LOGS/end"
+    # At 30 % loss the kernel's retransmission backoff now and then stalls a connection for
+    # 10-25 s (one segment lost 6-7 times in a row: 0.2 + 0.4 + ... s); that is the network,
+    # not a failure, so the collective deadline is above it here. Heartbeats (default T) pass.
+    NF_ENV="TRNCCL_TIMEOUT_MS=120000" start_ranks count=16384 iters=$iters per_sync=1 \
+      pause_at=$lossy go="$LOGS/go" end="$LOGS/end"
     wait_all "PAUSED " 60
     check_placement
     ipt 1 -A INPUT -i mh1 -s "$(netns_ip 0)" -m statistic --mode random --probability 0.3 -j DROP
     touch "$LOGS/go"
-    wait_all "LOOPED" 80
+    wait_all "LOOPED" 100
     touch "$LOGS/end"
     wait_all "DONE" 20
     for ((r = 0; r < NRANKS; r++)); do
@@ -317,9 +351,10 @@ case $FAULT in
       "right, no timeout"
     t0=$(now_ms)
     kill -USR1 "${PROXIES[@]}"
+    wait_own "heard nothing from rank" 15
+    touch "$LOGS/go"
     wait_all "ERROR " 15
     check_errors "$t0" $((low + LIVENESS_MS + 2000)) $((LIVENESS_MS / 2)) "heard nothing from rank"
-    touch "$LOGS/go"
     wait_exits
     ;;
   *) log "FAILED: unknown fault '$FAULT'"; exit 1 ;;
