@@ -154,6 +154,14 @@ struct Cluster {
     return Status::ok();
   }
 
+  // A liveness check's idle case: every rank polls its first connection for `quiet`, which
+  // must show no error (heartbeats alone keep it alive), then every rank exchanges a message
+  // with each peer, which must still work. The first error, or OK.
+  Status idleThenExchange(std::chrono::milliseconds quiet) {
+    TRN_TRY(runEach([&](int r) { return checkUntilError(r, conn(r, 0), quiet); }));
+    return runEach([&](int r) { return exchangeStep(bell(r), r, 0, 100000, links(r)); });
+  }
+
   int size;
   uint64_t hash;
   OobGroup group;

@@ -50,12 +50,8 @@ TEST_P(OfiLiveness, IdleChannelLivesOnHeartbeats) {
   EnvGuard timeout("TRNCCL_LIVENESS_TIMEOUT_MS", "300");
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
-  Status quiet = cluster.runEach(
-      [&](int r) { return cluster.checkUntilError(r, cluster.conn(r, 0), 1500ms); });
-  ASSERT_TRUE(quiet.isOk()) << quiet.message();
-  Status moved = cluster.runEach(
-      [&](int r) { return exchangeStep(cluster.bell(r), r, 0, 100000, cluster.links(r)); });
-  EXPECT_TRUE(moved.isOk()) << moved.message();
+  Status status = cluster.idleThenExchange(1500ms);
+  EXPECT_TRUE(status.isOk()) << status.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, OfiLiveness, ::testing::Values("tcp", "shm"),

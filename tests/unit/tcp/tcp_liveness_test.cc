@@ -54,12 +54,8 @@ TEST(TcpLiveness, IdleLinkLivesOnHeartbeats) {
   EnvGuard timeout("TRNCCL_LIVENESS_TIMEOUT_MS", "300");
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
-  Status quiet = cluster.runEach(
-      [&](int r) { return cluster.checkUntilError(r, cluster.conn(r, 0), 1500ms); });
-  ASSERT_TRUE(quiet.isOk()) << quiet.message();
-  Status moved = cluster.runEach(
-      [&](int r) { return exchangeStep(cluster.bell(r), r, 0, 100000, cluster.links(r)); });
-  EXPECT_TRUE(moved.isOk()) << moved.message();
+  Status status = cluster.idleThenExchange(1500ms);
+  EXPECT_TRUE(status.isOk()) << status.message();
 }
 
 // A peer that destroys its connections closes the control socket: the survivor stops
