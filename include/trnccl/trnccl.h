@@ -17,8 +17,10 @@
 extern "C" {
 #endif
 
+/* The one version source: CMake reads these (cmake/Version.cmake); CHANGELOG.md's newest entry
+ * must name the same version. */
 #define TRNCCL_MAJOR 0
-#define TRNCCL_MINOR 1
+#define TRNCCL_MINOR 2
 #define TRNCCL_PATCH 0
 /** Version code as in NCCL: major*10000 + minor*100 + patch. */
 #define TRNCCL_VERSION_CODE (TRNCCL_MAJOR * 10000 + TRNCCL_MINOR * 100 + TRNCCL_PATCH)
@@ -73,15 +75,23 @@ typedef enum {
   trncclNumTypes = 12
 } trncclDataType_t;
 
-/** Reduction operators; values match ncclRedOp_t. Avg = sum, then divide by the rank count. */
+/** Reduction operators; values match ncclRedOp_t. Avg = sum, then divide by the rank count.
+ *  Values from trncclNumOps on are handles of operators made by trncclRedOpCreatePreMulSum. */
 typedef enum {
   trncclSum = 0,
   trncclProd = 1,
   trncclMax = 2,
   trncclMin = 3,
   trncclAvg = 4,
-  trncclNumOps = 5
+  trncclNumOps = 5,
+  trncclMaxRedOp = 0x7fffffff /**< the largest value a handle may take (as ncclMaxRedOp) */
 } trncclRedOp_t;
+
+/** Where the scalar of trncclRedOpCreatePreMulSum lives; values match ncclScalarResidence_t. */
+typedef enum {
+  trncclScalarDevice = 0,       /**< device-visible memory, read when the collective runs */
+  trncclScalarHostImmediate = 1 /**< host memory, read before the create call returns */
+} trncclScalarResidence_t;
 
 /** Communicator options. Start from TRNCCL_CONFIG_INITIALIZER and set what you need. */
 typedef struct {
@@ -93,11 +103,15 @@ typedef struct {
   const char* topology;   /**< Built-in topology name or YAML path; NULL = TRNCCL_TOPOLOGY. */
   const char* transports; /**< Transport preference, e.g. "shm,tcp"; NULL = TRNCCL_TRANSPORT. */
   const char* netName;    /**< Reserved for a network plugin name; NULL = default. */
+  /** 1: all-reduce, reduce-scatter and reduce give bitwise identical results for the same
+   *  inputs whatever the algorithm, channels, transport, topology and run (every element
+   *  folded in rank order); 0: off; -1 (the initializer's): TRNCCL_DETERMINISTIC decides. */
+  int deterministic;
 } trncclConfig_t;
 
 #define TRNCCL_CONFIG_MAGIC 0x7c0f1e5du
 #define TRNCCL_CONFIG_INITIALIZER \
-  { sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, NULL, NULL }
+  { sizeof(trncclConfig_t), TRNCCL_CONFIG_MAGIC, TRNCCL_VERSION_CODE, 1, 0, NULL, NULL, NULL, -1 }
 
 /** Writes TRNCCL_VERSION_CODE to *version. */
 trncclResult_t trncclGetVersion(int* version);
@@ -153,6 +167,9 @@ trncclResult_t trncclReduceScatter(const void* sendbuff, void* recvbuff, size_t 
 trncclResult_t trncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                trncclDataType_t datatype, int root, trncclComm_t comm,
                                trnrtStream_t stream);
+/** Legacy in-place broadcast (as ncclBcast): trncclBroadcast(buff, buff, ...). */
+trncclResult_t trncclBcast(void* buff, size_t count, trncclDataType_t datatype, int root,
+                           trncclComm_t comm, trnrtStream_t stream);
 /** Reduces sendbuff of all ranks into root's recvbuff; in place when sendbuff == recvbuff. */
 trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
                             trncclDataType_t datatype, trncclRedOp_t op, int root,
@@ -160,12 +177,33 @@ trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
 /** Block j of sendbuff goes to rank j, arriving as block `rank` of its recvbuff. */
 trncclResult_t trncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                               trncclDataType_t datatype, trncclComm_t comm, trnrtStream_t stream);
+/** Every rank's count elements of sendbuff go to the root, rank i's to recvbuff + i*count
+ *  (NCCL 2.28's ncclGather); recvbuff is used on the root only. In place when
+ *  sendbuff == recvbuff + root*count on the root. */
+trncclResult_t trncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                            trncclDataType_t datatype, int root, trncclComm_t comm,
+                            trnrtStream_t stream);
+/** The root's sendbuff + i*count (count elements) goes to rank i's recvbuff (NCCL 2.28's
+ *  ncclScatter); sendbuff is used on the root only. In place when
+ *  recvbuff == sendbuff + root*count on the root. */
+trncclResult_t trncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                             trncclDataType_t datatype, int root, trncclComm_t comm,
+                             trnrtStream_t stream);
 /** Point-to-point send of count elements to peer. */
 trncclResult_t trncclSend(const void* sendbuff, size_t count, trncclDataType_t datatype, int peer,
                           trncclComm_t comm, trnrtStream_t stream);
 /** Point-to-point receive of count elements from peer. */
 trncclResult_t trncclRecv(void* recvbuff, size_t count, trncclDataType_t datatype, int peer,
                           trncclComm_t comm, trnrtStream_t stream);
+
+/** Creates a reduction operator for collectives of `comm` on `datatype`: each rank's input is
+ *  multiplied by its own *scalar (of `datatype`), then summed (PyTorch's PREMUL_SUM). The
+ *  handle is accepted wherever a trncclRedOp_t is, on this communicator and datatype. */
+trncclResult_t trncclRedOpCreatePreMulSum(trncclRedOp_t* op, void* scalar,
+                                          trncclDataType_t datatype,
+                                          trncclScalarResidence_t residence, trncclComm_t comm);
+/** Destroys an operator of trncclRedOpCreatePreMulSum; calls that named it may still run. */
+trncclResult_t trncclRedOpDestroy(trncclRedOp_t op, trncclComm_t comm);
 
 /** Starts a group: operations until the matching trncclGroupEnd are issued together. */
 trncclResult_t trncclGroupStart(void);

@@ -13,12 +13,32 @@
 
 namespace trnccl::algorithms {
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll };
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAlltoAll,
+  kGather,
+  kScatter,
+};
 inline constexpr Collective kCollectives[] = {Collective::kAllReduce,     Collective::kAllGather,
                                               Collective::kReduceScatter, Collective::kBroadcast,
-                                              Collective::kReduce,        Collective::kAlltoAll};
+                                              Collective::kReduce,        Collective::kAlltoAll,
+                                              Collective::kGather,        Collective::kScatter};
+// Whether the collective has a root (CollArgs::root).
+constexpr bool rooted(Collective c) {
+  return c == Collective::kBroadcast || c == Collective::kReduce || c == Collective::kGather ||
+         c == Collective::kScatter;
+}
 // As TRNCCL_ALGO names it: "allreduce", "allgather", ...
 const char* collectiveName(Collective c);
+// Whether the collective combines values with a reduction op (all-reduce, reduce-scatter,
+// reduce): the ones deterministic mode constrains.
+constexpr bool reduces(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kReduceScatter || c == Collective::kReduce;
+}
 
 // A grid of ranks from the topology: rows[i][j]. Row i's members form a ring; the j-th members
 // of all rows form column j. 2D torus: the torus rows of chips; hierarchical: the instances
@@ -101,6 +121,9 @@ struct CollArgs {
   // the planner; more than the usable rings of the shape falls back to fewer).
   int channels = 1;
   std::shared_ptr<const Shape> shape = nullptr;  // set by the communicator when planning
+  // Deterministic mode (TRNCCL_DETERMINISTIC, trncclConfig_t::deterministic): only algorithms
+  // whose descriptor claims foldsInRankOrder may run a reducing collective.
+  bool deterministic = false;
   // The cost model's links (set by plan::plan before building): a builder that picks a variant
   // by the model — the hierarchy's inter-instance step — reads it, as its estimate does. Null:
   // the default LinkModel.
@@ -134,6 +157,12 @@ struct Algorithm {
   bool usesChannels;
   // This rank's schedule for a call it supports.
   schedule::Schedule (*build)(const CollArgs& args);
+  // Every element of a reduction is computed once, by its block's owner, as the left fold
+  // op(...op(op(x0, x1), x2)..., x[n-1]) over the ranks in rank order (the running value the
+  // first operand), then copied: the result's bits depend only on the inputs, never on the
+  // channels, slices, transport or topology. Deterministic mode runs reducing collectives only
+  // on algorithms that claim this; false (the default when a descriptor leaves it out) declines.
+  bool foldsInRankOrder = false;
   // Optional: the variant build() runs for this call on these links, for the TUNE log (the
   // hierarchy's inter-instance step: "ring" or "tree"); null for an algorithm with one form.
   const char* (*variant)(const CollArgs& args, const LinkModel& links) = nullptr;

@@ -34,7 +34,8 @@ LinkCost partnerLink(const LinkModel& m) {
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
   bool perRank = a.coll == Collective::kAllGather || a.coll == Collective::kReduceScatter ||
-                 a.coll == Collective::kAlltoAll;
+                 a.coll == Collective::kAlltoAll || a.coll == Collective::kGather ||
+                 a.coll == Collective::kScatter;
   return static_cast<double>(a.count) * elem * (perRank ? a.nranks : 1);
 }
 
@@ -80,6 +81,10 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
   return switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
+}
+
+double directBlockRound(const CollArgs& a, const LinkModel& m) {
+  return directRound(a, m, totalBytes(a) / a.nranks);
 }
 
 double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {

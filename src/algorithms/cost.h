@@ -58,7 +58,7 @@ LinkCost flatLink(const LinkModel& m);
 LinkCost partnerLink(const LinkModel& m);
 
 // Bytes of the whole buffer S, as nccl-tests counts it (the per-rank count times nranks for
-// all-gather, reduce-scatter and all-to-all).
+// all-gather, reduce-scatter, all-to-all, gather and scatter).
 double totalBytes(const CollArgs& a);
 
 // One ring phase (a reduce-scatter or an all-gather) over k members: (k-1) steps of bytes / k.
@@ -78,6 +78,10 @@ double flatPhase(const CollArgs& a, const LinkModel& m);
 // the chip (and the higher tier what they send to other servers), so the round takes the
 // busiest port's bytes over its bandwidth.
 double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer);
+
+// directRound with a block of the whole buffer (S / nranks) for every peer: mesh, gather,
+// scatter and the ordered reduce-scatter rounds.
+double directBlockRound(const CollArgs& a, const LinkModel& m);
 
 // One rank's peers in a round of direct transfers on a switch, by where they are (offServer
 // among offChip), and how many ranks of its chip send such a round at once.

@@ -65,11 +65,6 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
   return s;
 }
 
-// One round of direct transfers of a block to every peer.
-double directBlockRound(const CollArgs& a, const LinkModel& m) {
-  return directRound(a, m, totalBytes(a) / a.nranks);
-}
-
 }  // namespace
 
 const Algorithm kMeshAllReduce = {

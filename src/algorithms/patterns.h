@@ -32,6 +32,11 @@ constexpr Block evenBlock(size_t count, int parts, int index) {
   return {i * base + (i < extra ? i : extra), base + (i < extra ? 1 : 0)};
 }
 
+// Elements of a block of `count` elements inside the slice [base, base + slice).
+constexpr size_t sliceCount(size_t count, size_t base, size_t slice) {
+  return count > base ? (slice < count - base ? slice : count - base) : 0;
+}
+
 // Blocks first, first+1, ..., first+len-1 of n taken mod n (len <= n), as at most two runs of
 // consecutive indices: [first, n) and then [0, rest) when the range wraps (the second run's len
 // is 0 otherwise).

@@ -11,10 +11,13 @@
 #include "algorithms/alltoall/pairwise.h"
 #include "algorithms/broadcast/chain.h"
 #include "algorithms/bruck.h"
+#include "algorithms/gather/direct.h"
 #include "algorithms/hierarchical.h"
 #include "algorithms/mesh.h"
+#include "algorithms/ordered.h"
 #include "algorithms/reduce/chain.h"
 #include "algorithms/reducescatter/ring.h"
+#include "algorithms/scatter/direct.h"
 #include "algorithms/torus2d.h"
 #include "algorithms/torus3d.h"
 
@@ -34,6 +37,10 @@ const char* collectiveName(Collective c) {
       return "reduce";
     case Collective::kAlltoAll:
       return "alltoall";
+    case Collective::kGather:
+      return "gather";
+    case Collective::kScatter:
+      return "scatter";
   }
   return "?";
 }
@@ -43,30 +50,29 @@ namespace {
 // The algorithms of each collective, in the tuner's preference order (ties keep it). Adding an
 // algorithm: its file (with its descriptor) and one line here.
 constexpr const Algorithm* kAllReduce[] = {
-    &allreduce::kRing,
-    &kTorus2dAllReduce,
-    &kHierarchicalAllReduce,
-    &kMeshAllReduce,
+    &allreduce::kRing, &kTorus2dAllReduce, &kHierarchicalAllReduce, &kMeshAllReduce,
     &allreduce::kRdh,
     &allreduce::kTree,  // double binary tree (flat, and the hierarchy's inter-instance step)
     // The Trainium fabrics' own (issue 16).
     &allreduce::kKangaRing,  // torus: a ring over one primary rank per chip
     &kTorus3dAllReduce,      // 3D torus
     &allreduce::kOneShot,    // NeuronSwitch
-    &allreduce::kTwoShot,
-    &allreduce::kTwoTier,
+    &allreduce::kTwoShot, &allreduce::kTwoTier,
+    &kOrderedAllReduce,  // deterministic mode's (Algorithm::foldsInRankOrder)
 };
 constexpr const Algorithm* kAllGather[] = {
     &allgather::kRing, &kTorus2dAllGather, &kHierarchicalAllGather,
     &kMeshAllGather,   &kBruckAllGather,   &kTorus3dAllGather,
 };
 constexpr const Algorithm* kReduceScatter[] = {
-    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter,
-    &kMeshReduceScatter,   &kBruckReduceScatter,   &kTorus3dReduceScatter,
+    &reducescatter::kRing, &kTorus2dReduceScatter, &kHierarchicalReduceScatter, &kMeshReduceScatter,
+    &kBruckReduceScatter,  &kTorus3dReduceScatter, &kOrderedReduceScatter,
 };
 constexpr const Algorithm* kBroadcast[] = {&broadcast::kChain};
-constexpr const Algorithm* kReduce[] = {&reduce::kChain};
+constexpr const Algorithm* kReduce[] = {&reduce::kChain, &kOrderedReduce};
 constexpr const Algorithm* kAlltoAll[] = {&alltoall::kPairwise};
+constexpr const Algorithm* kGather[] = {&gather::kDirect};
+constexpr const Algorithm* kScatter[] = {&scatter::kDirect};
 
 }  // namespace
 
@@ -84,6 +90,10 @@ std::span<const Algorithm* const> algorithmsFor(Collective c) {
       return kReduce;
     case Collective::kAlltoAll:
       return kAlltoAll;
+    case Collective::kGather:
+      return kGather;
+    case Collective::kScatter:
+      return kScatter;
   }
   return {};
 }

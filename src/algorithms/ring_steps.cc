@@ -70,8 +70,7 @@ size_t maxCount(const Ring& ring, const BlockCount& count) {
 
 // Elements of block b inside the slice starting at `base`.
 size_t sliceOf(const BlockCount& count, int b, size_t base, size_t slice) {
-  size_t c = count(b);
-  return c > base ? std::min(slice, c - base) : 0;
+  return sliceCount(count(b), base, slice);
 }
 
 }  // namespace

@@ -12,6 +12,25 @@ namespace {
 trnccl::device::DataType dt(trncclDataType_t t) { return static_cast<trnccl::device::DataType>(t); }
 trnccl::device::RedOp rop(trncclRedOp_t o) { return static_cast<trnccl::device::RedOp>(o); }
 
+// Broadcast, gather and scatter: data movement from or to a root. The buffer every rank uses
+// is checked here (broadcast and scatter: recvbuff; gather: sendbuff); the one only the root
+// uses, by enqueue once the root is known. NCCL users pass both everywhere.
+trncclResult_t rootedMove(const char* what, Collective coll, const void* sendbuff, void* recvbuff,
+                          size_t count, trncclDataType_t datatype, int root, trncclComm_t comm,
+                          trnrtStream_t stream) {
+  const void* everywhere = coll == Collective::kGather ? sendbuff : recvbuff;
+  if (Status s = checkArgs(what, everywhere, everywhere, count, datatype, trncclSum, false); !s) {
+    return fail(s);
+  }
+  CollArgs a{.coll = coll,
+             .send = sendbuff,
+             .recv = recvbuff,
+             .count = count,
+             .type = dt(datatype),
+             .root = root};
+  return trnccl::api::enqueue(trnccl::algorithms::collectiveName(coll), comm, a, stream);
+}
+
 }  // namespace
 
 extern "C" {
@@ -22,13 +41,15 @@ trncclResult_t trncclAllReduce(const void* sendbuff, void* recvbuff, size_t coun
   if (Status s = checkArgs("trncclAllReduce", sendbuff, recvbuff, count, datatype, op, true); !s) {
     return fail(s);
   }
+  auto premul = trnccl::api::resolveOp("trncclAllReduce", comm, op, datatype);
+  if (!premul) return fail(premul.status());
   CollArgs a{.coll = Collective::kAllReduce,
              .send = sendbuff,
              .recv = recvbuff,
              .count = count,
              .type = dt(datatype),
-             .op = rop(op)};
-  return trnccl::api::enqueue("allreduce", comm, a, stream);
+             .op = rop(*premul ? trncclSum : op)};
+  return trnccl::api::enqueue("allreduce", comm, a, stream, *premul);
 }
 
 }  // extern "C"
@@ -58,31 +79,42 @@ trncclResult_t trncclReduceScatter(const void* sendbuff, void* recvbuff, size_t 
       !s) {
     return fail(s);
   }
+  auto premul = trnccl::api::resolveOp("trncclReduceScatter", comm, op, datatype);
+  if (!premul) return fail(premul.status());
   CollArgs a{.coll = Collective::kReduceScatter,
              .send = sendbuff,
              .recv = recvbuff,
              .count = recvcount,
              .type = dt(datatype),
-             .op = rop(op)};
-  return trnccl::api::enqueue("reducescatter", comm, a, stream);
+             .op = rop(*premul ? trncclSum : op)};
+  return trnccl::api::enqueue("reducescatter", comm, a, stream, *premul);
 }
 
 trncclResult_t trncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                                trncclDataType_t datatype, int root, trncclComm_t comm,
                                trnrtStream_t stream) {
-  // sendbuff matters only on the root, but NCCL users pass it everywhere; check recvbuff only.
-  if (Status s =
-          checkArgs("trncclBroadcast", recvbuff, recvbuff, count, datatype, trncclSum, false);
-      !s) {
-    return fail(s);
-  }
-  CollArgs a{.coll = Collective::kBroadcast,
-             .send = sendbuff,
-             .recv = recvbuff,
-             .count = count,
-             .type = dt(datatype),
-             .root = root};
-  return trnccl::api::enqueue("broadcast", comm, a, stream);
+  return rootedMove("trncclBroadcast", Collective::kBroadcast, sendbuff, recvbuff, count, datatype,
+                    root, comm, stream);
+}
+
+trncclResult_t trncclBcast(void* buff, size_t count, trncclDataType_t datatype, int root,
+                           trncclComm_t comm, trnrtStream_t stream) {
+  return rootedMove("trncclBcast", Collective::kBroadcast, buff, buff, count, datatype, root, comm,
+                    stream);
+}
+
+trncclResult_t trncclGather(const void* sendbuff, void* recvbuff, size_t count,
+                            trncclDataType_t datatype, int root, trncclComm_t comm,
+                            trnrtStream_t stream) {
+  return rootedMove("trncclGather", Collective::kGather, sendbuff, recvbuff, count, datatype, root,
+                    comm, stream);
+}
+
+trncclResult_t trncclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                             trncclDataType_t datatype, int root, trncclComm_t comm,
+                             trnrtStream_t stream) {
+  return rootedMove("trncclScatter", Collective::kScatter, sendbuff, recvbuff, count, datatype,
+                    root, comm, stream);
 }
 
 trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
@@ -92,14 +124,16 @@ trncclResult_t trncclReduce(const void* sendbuff, void* recvbuff, size_t count,
   if (Status s = checkArgs("trncclReduce", sendbuff, sendbuff, count, datatype, op, true); !s) {
     return fail(s);
   }
+  auto premul = trnccl::api::resolveOp("trncclReduce", comm, op, datatype);
+  if (!premul) return fail(premul.status());
   CollArgs a{.coll = Collective::kReduce,
              .send = sendbuff,
              .recv = recvbuff,
              .count = count,
              .type = dt(datatype),
-             .op = rop(op),
+             .op = rop(*premul ? trncclSum : op),
              .root = root};
-  return trnccl::api::enqueue("reduce", comm, a, stream);
+  return trnccl::api::enqueue("reduce", comm, a, stream, *premul);
 }
 
 trncclResult_t trncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,

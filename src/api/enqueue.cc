@@ -14,9 +14,10 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
     return invalidArgument("{}: invalid datatype {} (valid: 0..{})", what, static_cast<int>(type),
                            trncclNumTypes - 1);
   }
-  if (reduces && (static_cast<int>(op) < 0 || op >= trncclNumOps)) {
-    return invalidArgument("{}: invalid reduction op {} (valid: 0..{})", what, static_cast<int>(op),
-                           trncclNumOps - 1);
+  // Ops from trncclNumOps on may be handles of trncclRedOpCreatePreMulSum (resolveOp).
+  if (reduces && static_cast<int>(op) < 0) {
+    return invalidArgument("{}: invalid reduction op {} (valid: 0..{}, or a handle)", what,
+                           static_cast<int>(op), trncclNumOps - 1);
   }
   size_t elem = device::dataTypeSize(static_cast<device::DataType>(type));
   if (count > SIZE_MAX / elem / 2) {
@@ -30,54 +31,104 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
   return Status::ok();
 }
 
+namespace {
+
+// Runs `fn` with the communicator's device selected when `stream` is NULL: a NULL stream is the
+// default stream of the communicator's device, whichever device the calling thread has
+// selected (one thread may drive communicators on several devices).
+template <typename Fn>
+auto onCommDevice(const comm::Communicator& comm, trnrtStream_t stream, Fn fn) {
+  const int callerDevice = device::currentDevice();
+  if (stream == nullptr) trnrtSetDevice(comm.device());
+  auto result = fn();
+  if (stream == nullptr) trnrtSetDevice(callerDevice);
+  return result;
+}
+
+// Enqueues the multiplication of the send buffer by the operator's scalar into device memory
+// of the communicator's device, and points args.send at it (the collective then sums).
+Result<std::shared_ptr<void>> enqueuePreMul(comm::Communicator& comm, algorithms::CollArgs& args,
+                                            const PreMul& premul, trnrtStream_t stream) {
+  using algorithms::Collective;
+  const size_t count = args.coll == Collective::kReduceScatter
+                           ? args.count * static_cast<size_t>(args.nranks)
+                           : args.count;
+  if (count == 0) return std::shared_ptr<void>();
+  const size_t bytes = count * device::dataTypeSize(args.type);
+  void* raw = nullptr;
+  const int callerDevice = device::currentDevice();
+  trnrtSetDevice(comm.device());
+  const trnrtError_t e = trnrtMalloc(&raw, bytes);
+  trnrtSetDevice(callerDevice);
+  if (e != trnrtSuccess) {
+    return Status(Code::kSystemError, fmt::format("pre-multiplied copy of {} bytes: {}", bytes,
+                                                  trnrtGetLastErrorMessage()));
+  }
+  std::shared_ptr<void> scaled(raw, [](void* p) { trnrtFree(p); });
+  auto task = [scaled, send = args.send, count, premul]() {
+    device::scale(premul.type, scaled.get(), send, count, premul.scalar());
+    return Status::ok();
+  };
+  TRN_TRY(onCommDevice(comm, stream, [&] { return device::enqueue(stream, std::move(task)); }));
+  args.send = scaled.get();
+  return scaled;
+}
+
+}  // namespace
+
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
                        const std::string& what, bool collective,
-                       std::optional<comm::check::Fingerprint> check) {
+                       std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
   uint64_t seq = comm.beginTask(collective);
   std::string label = collective ? fmt::format("{} #{} ({})", what, seq, s.algorithm) : what;
   auto* c = &comm;
-  auto task = [c, s = std::move(s), seq, label, check]() {
+  auto task = [c, s = std::move(s), seq, label, check, keep]() {
     Status st = check ? comm::check::verify(*c, *check, seq, label) : Status::ok();
     if (st) st = c->run(s, seq, label);
     c->endTask();
     return st;
   };
-  // A NULL stream is the default stream of the communicator's device, whichever device the
-  // calling thread has selected: one thread may drive communicators on several devices.
-  int callerDevice = device::currentDevice();
-  if (stream == nullptr) trnrtSetDevice(comm.device());
   // A task skipped because the stream already failed still ends: destroy waits for it.
-  Status st = device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
-  if (stream == nullptr) trnrtSetDevice(callerDevice);
+  Status st = onCommDevice(comm, stream, [&] {
+    return device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
+  });
   if (!st) comm.endTask();
   return st;
 }
 
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
-                  trnrtStream_t stream) {
+                  trnrtStream_t stream, std::optional<PreMul> premul) {
   args.rank = comm.rank();
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
   args.shape = comm.topology().shape;
+  args.deterministic = comm.config().deterministic;
   using algorithms::Collective;
   const size_t elem = device::dataTypeSize(args.type);
   if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||
-       args.coll == Collective::kAlltoAll) &&
+       args.coll == Collective::kAlltoAll || args.coll == Collective::kGather ||
+       args.coll == Collective::kScatter) &&
       args.count > SIZE_MAX / elem / static_cast<size_t>(args.nranks)) {
     return invalidArgument("{}: count {} x {} ranks overflows the addressable size", what,
                            args.count, args.nranks);
   }
-  if (args.coll == Collective::kBroadcast || args.coll == Collective::kReduce) {
+  if (algorithms::rooted(args.coll)) {
     if (args.root < 0 || args.root >= args.nranks) {
       return invalidArgument("{}: root {} not in [0, {})", what, args.root, args.nranks);
     }
-    bool isRoot = args.rank == args.root;
-    if (isRoot && args.count > 0 && args.coll == Collective::kBroadcast && args.send == nullptr) {
-      return invalidArgument("{}: sendbuff is NULL on the root", what);
+    // The buffers the API checked everywhere are the others; these matter on the root only.
+    const bool rootSends = args.coll == Collective::kBroadcast || args.coll == Collective::kScatter;
+    if (args.rank == args.root && args.count > 0 &&
+        (rootSends ? args.send == nullptr : args.recv == nullptr)) {
+      return invalidArgument("{}: {} is NULL on the root", what,
+                             rootSends ? "sendbuff" : "recvbuff");
     }
-    if (isRoot && args.count > 0 && args.coll == Collective::kReduce && args.recv == nullptr) {
-      return invalidArgument("{}: recvbuff is NULL on the root", what);
-    }
+  }
+  std::shared_ptr<void> scaled;
+  if (premul) {
+    auto made = enqueuePreMul(comm, args, *premul, stream);
+    if (!made) return made.status();
+    scaled = std::move(*made);
   }
   auto sched = plan::plan(args, comm.topology().links);
   if (!sched) return sched.status();
@@ -87,19 +138,19 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
            static_cast<void*>(stream));
   std::optional<comm::check::Fingerprint> check;
   if (comm::check::enabled()) check = comm::check::make(args, sched->algorithm);
-  return enqueueSchedule(comm, std::move(*sched), stream, what, true, check);
+  return enqueueSchedule(comm, std::move(*sched), stream, what, true, check, std::move(scaled));
 }
 
 trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,
-                       trnrtStream_t stream) {
+                       trnrtStream_t stream, std::optional<PreMul> premul) {
   if (inGroup()) {
     if (handle == nullptr) return fail(invalidArgument("{}: comm is NULL", what));
-    recordCollective(what, handle, args, stream);
+    recordCollective(what, handle, args, stream, premul);
     return trncclSuccess;
   }
   auto comm = usable(handle);
   if (!comm) return fail(comm.status());
-  Status st = enqueueNow(what, **comm, args, stream);
+  Status st = enqueueNow(what, **comm, args, stream, premul);
   return st ? trncclSuccess : fail(st);
 }
 

@@ -1,6 +1,7 @@
 // The front door's shared path: validate the common arguments, plan, enqueue on the stream.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "algorithms/algorithm.h"
@@ -17,17 +18,20 @@ Status checkArgs(const char* what, const void* send, const void* recv, size_t co
 
 // Plans the call and enqueues its schedule on `stream` (NULL: the communicator's device's
 // default stream); inside a group, records it for trncclGroupEnd instead. Returns once
-// enqueued.
+// enqueued. With `premul` (a trncclRedOpCreatePreMulSum operator; args.op is then kSum) the
+// send buffer is first multiplied into scratch, which the collective then reads.
 trncclResult_t enqueue(const char* what, trncclComm_t comm, algorithms::CollArgs args,
-                       trnrtStream_t stream);
+                       trnrtStream_t stream, std::optional<PreMul> premul = std::nullopt);
 
 // Enqueues a built schedule as one task of `comm` (no group handling).
-// With `check` (TRNCCL_CHECK), ranks first compare fingerprints (comm/check.h).
+// With `check` (TRNCCL_CHECK), ranks first compare fingerprints (comm/check.h). `keep` lives
+// until the task is over (memory the schedule reads).
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
                        const std::string& what, bool collective,
-                       std::optional<comm::check::Fingerprint> check = std::nullopt);
+                       std::optional<comm::check::Fingerprint> check = std::nullopt,
+                       std::shared_ptr<void> keep = nullptr);
 // Plans and enqueues a collective now (no group handling).
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
-                  trnrtStream_t stream);
+                  trnrtStream_t stream, std::optional<PreMul> premul = std::nullopt);
 
 }  // namespace trnccl::api

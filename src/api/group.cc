@@ -21,6 +21,7 @@ struct CollectiveCall {
   trncclComm_t comm;
   algorithms::CollArgs args;
   trnrtStream_t stream;
+  std::optional<PreMul> premul;
 };
 struct P2pCall {
   trncclComm_t comm;
@@ -62,7 +63,7 @@ Status issue(const std::vector<std::variant<CollectiveCall, P2pCall>>& calls) {
     if (auto* c = std::get_if<CollectiveCall>(&call)) {
       auto comm = usable(c->comm);
       if (!comm) return comm.status();
-      TRN_TRY(enqueueNow(c->what, **comm, c->args, c->stream));
+      TRN_TRY(enqueueNow(c->what, **comm, c->args, c->stream, c->premul));
       continue;
     }
     const auto& p = std::get<P2pCall>(call);
@@ -103,8 +104,8 @@ trncclResult_t p2pCall(const char* what, bool send, void* buf, size_t count, trn
 bool inGroup() { return group.depth > 0; }
 
 void recordCollective(const char* what, trncclComm_t comm, algorithms::CollArgs args,
-                      trnrtStream_t stream) {
-  group.calls.push_back(CollectiveCall{what, comm, args, stream});
+                      trnrtStream_t stream, std::optional<PreMul> premul) {
+  group.calls.push_back(CollectiveCall{what, comm, args, stream, premul});
 }
 
 void recordP2p(trncclComm_t comm, const algorithms::p2p::Op& op, trnrtStream_t stream) {

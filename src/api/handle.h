@@ -8,6 +8,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/p2p/batch.h"
+#include "api/redop.h"
 #include "comm/communicator.h"
 #include "common/status.h"
 #include "trnccl/trnccl.h"
@@ -22,6 +23,7 @@ struct trncclComm {
   int nranks = 0;
   int rank = 0;
   int device = 0;
+  trnccl::api::RedOpTable redOps;  // trncclRedOpCreatePreMulSum's operators
 };
 
 namespace trnccl::api {
@@ -41,7 +43,7 @@ void runInit(trncclComm* handle, bootstrap::UniqueId id, comm::Config config);
 // Groups (group.cc): inside trncclGroupStart/End, calls are recorded and issued at the end.
 bool inGroup();
 void recordCollective(const char* what, trncclComm_t comm, algorithms::CollArgs args,
-                      trnrtStream_t stream);
+                      trnrtStream_t stream, std::optional<PreMul> premul);
 void recordP2p(trncclComm_t comm, const algorithms::p2p::Op& op, trnrtStream_t stream);
 void recordInit(trncclComm* handle, const bootstrap::UniqueId& id, const comm::Config& config);
 // An error of a call inside the group; trncclGroupEnd reports it and issues nothing.

@@ -28,6 +28,10 @@ Status checkConfig(const trncclConfig_t* config) {
   if (config->timeoutMs < 0) {
     return trnccl::invalidArgument("config->timeoutMs must be >= 0, got {}", config->timeoutMs);
   }
+  if (config->deterministic < -1 || config->deterministic > 1) {
+    return trnccl::invalidArgument("config->deterministic must be -1 (unset), 0 or 1, got {}",
+                                   config->deterministic);
+  }
   return Status::ok();
 }
 
@@ -108,9 +112,10 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
   auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
   trnccl::comm::Config cfg =
-      config == nullptr ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
-                        : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
-                                                      config->topology, config->transports);
+      config == nullptr
+          ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
+          : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
+                                        config->transports, config->deterministic);
   auto* handle = new trncclComm();
   handle->nranks = nranks;
   handle->rank = rank;

@@ -76,9 +76,10 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
   auto id = trnccl::bootstrap::UniqueId::decode((*round2)[members.front()].id.data());
   if (!id) return fail(id.status());
   trnccl::comm::Config cfg =
-      config == nullptr ? p.config()
-                        : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs,
-                                                      config->topology, config->transports);
+      config == nullptr
+          ? p.config()
+          : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
+                                        config->transports, config->deterministic);
   cfg.blocking = true;
   auto* handle = new trncclComm();
   handle->nranks = static_cast<int>(members.size());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -16,7 +17,7 @@ using bytes::get;
 using bytes::put;
 
 std::string collName(int32_t c) {
-  if (c < 0 || c > static_cast<int32_t>(algorithms::Collective::kAlltoAll)) {
+  if (c < 0 || c >= static_cast<int32_t>(std::size(algorithms::kCollectives))) {
     return fmt::format("collective#{}", c);
   }
   return algorithms::collectiveName(static_cast<algorithms::Collective>(c));
@@ -53,11 +54,8 @@ Fingerprint make(const algorithms::CollArgs& args, const std::string& algorithm)
   fp.coll = static_cast<int32_t>(args.coll);
   fp.type = static_cast<int32_t>(args.type);
   fp.count = args.count;
-  bool reduces = args.coll == Collective::kAllReduce || args.coll == Collective::kReduceScatter ||
-                 args.coll == Collective::kReduce;
-  bool rooted = args.coll == Collective::kBroadcast || args.coll == Collective::kReduce;
-  fp.op = reduces ? static_cast<int32_t>(args.op) : -1;
-  fp.root = rooted ? args.root : -1;
+  fp.op = algorithms::reduces(args.coll) ? static_cast<int32_t>(args.op) : -1;
+  fp.root = algorithms::rooted(args.coll) ? args.root : -1;
   size_t n = std::min(algorithm.size(), fp.algorithm.size() - 1);
   std::memcpy(fp.algorithm.data(), algorithm.data(), n);
   return fp;

@@ -29,8 +29,9 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const bootstrap::Unique
   TRN_TRY(c->connect(id));
   c->groupInstancesByHost();
   if (rank == 0) {
-    TRN_INFO(kInit, "trnccl {}.{}.{}: {} ranks, topology {}, transports {}", TRNCCL_MAJOR,
-             TRNCCL_MINOR, TRNCCL_PATCH, nranks, c->topology_.summary, config.transports);
+    TRN_INFO(kInit, "trnccl {}.{}.{}: {} ranks, topology {}, transports {}{}", TRNCCL_MAJOR,
+             TRNCCL_MINOR, TRNCCL_PATCH, nranks, c->topology_.summary, config.transports,
+             config.deterministic ? ", deterministic reductions (rank-order fold)" : "");
   }
   TRN_INFO(kInit, "comm {:#x} rank {} of {} on device {} ready", c->commHash_, rank, nranks,
            device);

@@ -4,7 +4,8 @@
 
 namespace trnccl::comm {
 
-Config resolveConfig(int blocking, int timeoutMs, const char* topology, const char* transports) {
+Config resolveConfig(int blocking, int timeoutMs, const char* topology, const char* transports,
+                     int deterministic) {
   Config c;
   if (int64_t t = env::getInt("TRNCCL_TIMEOUT_MS", 0); t > 0) {
     c.initTimeout = c.opTimeout = std::chrono::milliseconds(t);
@@ -15,6 +16,8 @@ Config resolveConfig(int blocking, int timeoutMs, const char* topology, const ch
   c.transports = env::getString("TRNCCL_TRANSPORT", c.transports);
   if (transports != nullptr && *transports != '\0') c.transports = transports;
   c.blocking = blocking != 0;
+  c.deterministic = env::getInt("TRNCCL_DETERMINISTIC", 0) != 0;
+  if (deterministic >= 0) c.deterministic = deterministic != 0;
   return c;
 }
 

@@ -12,10 +12,15 @@ struct Config {
   std::chrono::milliseconds opTimeout{300000};    // one collective
   std::string topology = "trn1.32xlarge";
   std::string transports = "shm,ofi,tcp";  // preference order
+  // Reductions bitwise reproducible: only algorithms that fold in rank order run them
+  // (algorithms::Algorithm::foldsInRankOrder).
+  bool deterministic = false;
 };
 
-// Defaults, then TRNCCL_TIMEOUT_MS / TRNCCL_TOPOLOGY / TRNCCL_TRANSPORT, then the explicit
-// values of a trncclConfig_t (passed by the API layer as plain values; 0/empty = unset).
-Config resolveConfig(int blocking, int timeoutMs, const char* topology, const char* transports);
+// Defaults, then TRNCCL_TIMEOUT_MS / TRNCCL_TOPOLOGY / TRNCCL_TRANSPORT / TRNCCL_DETERMINISTIC,
+// then the explicit values of a trncclConfig_t (passed by the API layer as plain values;
+// 0/empty = unset, and deterministic < 0 = unset).
+Config resolveConfig(int blocking, int timeoutMs, const char* topology, const char* transports,
+                     int deterministic = -1);
 
 }  // namespace trnccl::comm

@@ -215,6 +215,19 @@ void divideAs(void* dstv, const void* av, size_t count, int divisor) {
   }
 }
 
+// dst[i] = src[i] * scalar, in the reduction's precision (Prod: integers wrap).
+template <typename Codec>
+void scaleAs(void* dstv, const void* srcv, size_t count, const void* scalarv) {
+  using S = typename Codec::Storage;
+  S* dst = static_cast<S*>(dstv);
+  const S* src = static_cast<const S*>(srcv);
+  S scalarBits;
+  std::memcpy(&scalarBits, scalarv, sizeof(S));
+  const auto factor = Codec::load(scalarBits);
+  const Prod prod;
+  for (size_t i = 0; i < count; ++i) dst[i] = Codec::store(prod(Codec::load(src[i]), factor));
+}
+
 // Calls fn.template operator()<Codec>() with the codec of `type`; false for an unknown type.
 template <typename Fn>
 bool withCodec(DataType type, Fn&& fn) {
@@ -307,6 +320,10 @@ void divide(DataType type, void* dst, const void* a, size_t count, int divisor) 
     return;
   }
   withCodec(type, [&]<typename Codec>() { divideAs<Codec>(dst, a, count, divisor); });
+}
+
+void scale(DataType type, void* dst, const void* src, size_t count, const void* scalar) {
+  withCodec(type, [&]<typename Codec>() { scaleAs<Codec>(dst, src, count, scalar); });
 }
 
 void copy(void* dst, const void* src, size_t bytes) {

@@ -48,6 +48,11 @@ void reduce(DataType type, RedOp op, void* dst, const void* a, const void* b, si
 // divisor >= 1; divisor == 1 copies the bits unchanged.
 void divide(DataType type, void* dst, const void* a, size_t count, int divisor);
 
+// dst[i] = src[i] * (*scalar) for i < count, the scalar an element of `type` (it may be
+// unaligned): the pre-multiplication of trncclRedOpCreatePreMulSum. Computed as kProd would
+// (fp16/bf16/fp8 in float, rounded to nearest even; integers wrap). dst may alias src.
+void scale(DataType type, void* dst, const void* src, size_t count, const void* scalar);
+
 // memmove of `bytes` bytes (no-op when dst == src): the copy kernel of the emulated core.
 void copy(void* dst, const void* src, size_t bytes);
 

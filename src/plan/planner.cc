@@ -29,10 +29,10 @@ bool listAllows(std::string list, const std::string& algo) {
   return exclude ? !listed : listed;
 }
 
-// INFO names each (collective, algorithm, channels, variant) the first time this process uses
-// it.
+// INFO names each (collective, algorithm, channels, variant, mode) the first time this process
+// uses it.
 void logChoice(const std::string& coll, const Choice& c, const std::string& spec,
-               const char* variant) {
+               const char* variant, bool deterministic) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
   static std::set<std::string> seen;
@@ -40,14 +40,22 @@ void logChoice(const std::string& coll, const Choice& c, const std::string& spec
   const std::string algo = c.algorithm->name;
   const std::string step =
       variant != nullptr ? fmt::format(", inter-instance step {}", variant) : "";
-  if (seen.insert(fmt::format("{}/{}/{}{}", coll, algo, c.channels, step)).second) {
+  if (seen.insert(fmt::format("{}/{}/{}{}/{}", coll, algo, c.channels, step, deterministic))
+          .second) {
     const int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0);
     TRN_INFO(kTune,
-             "{}: algorithm {}, {} channel(s){} (estimate {:.1f} us on the modelled topology; "
+             "{}: algorithm {}{}, {} channel(s){} (estimate {:.1f} us on the modelled topology; "
              "TRNCCL_ALGO={}, TRNCCL_NCHANNELS={})",
-             coll, algo, c.channels, step, c.estimateUs, spec.empty() ? "unset" : spec,
+             coll, algo, deterministic ? " (deterministic mode on: folds in rank order)" : "",
+             c.channels, step, c.estimateUs, spec.empty() ? "unset" : spec,
              forced > 0 ? std::to_string(forced) : "unset");
   }
+}
+
+// Deterministic mode runs a reducing collective only on an algorithm whose descriptor claims
+// the rank-order fold (Algorithm::foldsInRankOrder); a descriptor that says nothing declines.
+bool keepsOrder(const algorithms::Algorithm& algo, const algorithms::CollArgs& args) {
+  return !args.deterministic || !algorithms::reduces(args.coll) || algo.foldsInRankOrder;
 }
 
 // The algorithm's estimate with its best channel count.
@@ -104,7 +112,9 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
   const std::string spec = env::getString("TRNCCL_ALGO", "");
   Choice best;
   for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
-    if (!algoAllowed(spec, coll, algo->name) || !algo->supports(args)) continue;
+    if (!algoAllowed(spec, coll, algo->name) || !keepsOrder(*algo, args) || !algo->supports(args)) {
+      continue;
+    }
     consider(best, estimate(*algo, args, links));
   }
   if (best.algorithm == nullptr && !spec.empty()) {
@@ -112,12 +122,17 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
     static std::once_flag warned;
     std::call_once(warned, [&] {
       TRN_WARN(kTune,
-               "TRNCCL_ALGO='{}' allows no {} algorithm for this call; falling back to "
+               "TRNCCL_ALGO='{}' allows no {} algorithm for this call{}; falling back to "
                "the tuner's choice",
-               spec, coll);
+               spec, coll,
+               args.deterministic && algorithms::reduces(args.coll)
+                   ? " in deterministic mode (only algorithms that fold in rank order run)"
+                   : "");
     });
     for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
-      if (algo->supports(args)) consider(best, estimate(*algo, args, links));
+      if (keepsOrder(*algo, args) && algo->supports(args)) {
+        consider(best, estimate(*algo, args, links));
+      }
     }
   }
   if (best.algorithm == nullptr) {
@@ -136,7 +151,8 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
   a.links = &links;
   const char* variant =
       c->algorithm->variant != nullptr ? c->algorithm->variant(a, links) : nullptr;
-  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""), variant);
+  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""), variant,
+            args.deterministic && algorithms::reduces(args.coll));
   TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
             device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   return c->algorithm->build(a);

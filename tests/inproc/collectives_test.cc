@@ -1,4 +1,5 @@
-// All-gather, reduce-scatter, broadcast, reduce and all-to-all over N ranks in one process:
+// All-gather, reduce-scatter, broadcast, reduce, all-to-all, gather and scatter over N ranks in
+// one process:
 // every datatype x valid op x count x rank count x in/out-of-place x root in {0, last}, against
 // an independent reference (data movement bitwise; reductions as in allreduce_test.cc).
 #include <gtest/gtest.h>
@@ -34,6 +35,15 @@ std::vector<Case> matrix() {
         for (bool inPlace : {false, true}) {
           cases.push_back({Coll::kAllGather, n, type, trncclSum, count, inPlace, 0});
           cases.push_back({Coll::kAlltoAll, n, type, trncclSum, count, inPlace, 0});
+          // Gather and scatter move bytes whatever the type: a few sizes of element suffice.
+          if (type == trncclInt8 || type == trncclBfloat16 || type == trncclFloat32 ||
+              type == trncclFloat64) {
+            for (int root : {0, n - 1}) {
+              if (root == n - 1 && n == 1) continue;
+              cases.push_back({Coll::kGather, n, type, trncclSum, count, inPlace, root});
+              cases.push_back({Coll::kScatter, n, type, trncclSum, count, inPlace, root});
+            }
+          }
           for (int root : {0, n - 1}) {
             if (root == n - 1 && n == 1) continue;
             cases.push_back({Coll::kBroadcast, n, type, trncclSum, count, inPlace, root});
@@ -65,7 +75,7 @@ std::vector<Case> matrix() {
   // Large and odd: several pipeline slices per block.
   for (int n : {3, 4}) {
     for (Coll coll : {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
-                      Coll::kAlltoAll}) {
+                      Coll::kAlltoAll, Coll::kGather, Coll::kScatter}) {
       for (bool inPlace : {false, true}) {
         cases.push_back({coll, n, trncclFloat32, trncclSum, (1u << 20) + 3, inPlace, n - 1});
       }

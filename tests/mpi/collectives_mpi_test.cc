@@ -39,10 +39,16 @@ std::vector<Case> cases() {
       add(Coll::kAlltoAll, type, trncclSum, c, 0);
       add(Coll::kBroadcast, type, trncclSum, c, 0);
       if (n > 1) add(Coll::kBroadcast, type, trncclSum, c, n - 1);
+      if (type == trncclInt8 || type == trncclBfloat16 || type == trncclFloat64) {
+        for (Coll coll : {Coll::kGather, Coll::kScatter}) {
+          add(coll, type, trncclSum, c, 0);
+          if (n > 1) add(coll, type, trncclSum, c, n - 1);
+        }
+      }
     }
   }
-  for (Coll coll :
-       {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce, Coll::kAlltoAll}) {
+  for (Coll coll : {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
+                    Coll::kAlltoAll, Coll::kGather, Coll::kScatter}) {
     add(coll, trncclFloat32, trncclSum, (1u << 20) + 3, n - 1);
   }
   // TRNCCL_TEST_COLLS=allreduce,allgather: only these collectives (the runs that force one

@@ -15,10 +15,19 @@
 
 namespace trnccl::testing {
 
-enum class Coll { kAllGather, kReduceScatter, kBroadcast, kReduce, kAlltoAll, kAllReduce };
+enum class Coll {
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAlltoAll,
+  kAllReduce,
+  kGather,
+  kScatter
+};
 inline const char* collName(Coll c) {
-  static const char* k[] = {"allgather", "reducescatter", "broadcast",
-                            "reduce",    "alltoall",      "allreduce"};
+  static const char* k[] = {"allgather", "reducescatter", "broadcast", "reduce",
+                            "alltoall",  "allreduce",     "gather",    "scatter"};
   return k[static_cast<int>(c)];
 }
 
@@ -40,17 +49,21 @@ inline std::string caseName(const ::testing::TestParamInfo<Case>& info) {
 
 // Element counts of the send and receive buffers on one rank.
 inline size_t sendElems(const Case& c) {
-  return (c.coll == Coll::kReduceScatter || c.coll == Coll::kAlltoAll) ? c.count * c.nranks
-                                                                       : c.count;
+  return (c.coll == Coll::kReduceScatter || c.coll == Coll::kAlltoAll || c.coll == Coll::kScatter)
+             ? c.count * c.nranks
+             : c.count;
 }
 inline size_t recvElems(const Case& c) {
-  return (c.coll == Coll::kAllGather || c.coll == Coll::kAlltoAll) ? c.count * c.nranks : c.count;
+  return (c.coll == Coll::kAllGather || c.coll == Coll::kAlltoAll || c.coll == Coll::kGather)
+             ? c.count * c.nranks
+             : c.count;
 }
 
-// Where rank r's send data sits inside its receive buffer for in-place calls (NCCL's rules).
+// Where rank r's send data sits inside its receive buffer for in-place calls (NCCL's rules;
+// gather's holds on the root, where it matters).
 inline size_t inPlaceSendOffset(const Case& c, int r) {
-  if (c.coll == Coll::kAllGather) return r * c.count;
-  return 0;  // reduce-scatter is handled by offsetting recv instead; others coincide
+  if (c.coll == Coll::kAllGather || c.coll == Coll::kGather) return r * c.count;
+  return 0;  // reduce-scatter and scatter offset recv instead; others coincide
 }
 
 inline void encodeInput(const Case& c, int r, std::vector<unsigned char>& buf) {
@@ -101,6 +114,12 @@ inline size_t countWrong(const Case& c, int r, const std::vector<unsigned char>&
       case Coll::kAllReduce:
         check(i, 0, i, true);
         break;
+      case Coll::kGather:
+        if (r == c.root) check(i, static_cast<int>(i / c.count), i % c.count, false);
+        break;
+      case Coll::kScatter:
+        check(i, c.root, r * c.count + i, false);
+        break;
     }
   }
   return wrong;
@@ -121,6 +140,10 @@ inline trncclResult_t call(const Case& c, const void* send, void* recv, trncclCo
       return trncclAlltoAll(send, recv, c.count, c.type, comm, s);
     case Coll::kAllReduce:
       return trncclAllReduce(send, recv, c.count, c.type, c.op, comm, s);
+    case Coll::kGather:
+      return trncclGather(send, recv, c.count, c.type, c.root, comm, s);
+    case Coll::kScatter:
+      return trncclScatter(send, recv, c.count, c.type, c.root, comm, s);
   }
   return trncclInternalError;
 }
@@ -141,7 +164,9 @@ inline std::vector<unsigned char> runOnRank(const Case& c, int r, trncclComm_t c
   if (c.inPlace) {
     recv = mem;
     send = mem + inPlaceSendOffset(c, r) * elem;
-    if (c.coll == Coll::kReduceScatter) recv = mem + r * c.count * elem;
+    if (c.coll == Coll::kReduceScatter || c.coll == Coll::kScatter) {
+      recv = mem + r * c.count * elem;
+    }
   }
   EXPECT_EQ(trnrtMemcpy(send, in.data(), sendBytes, trnrtMemcpyHostToDevice), trnrtSuccess);
   EXPECT_EQ(call(c, send, recv, comm, stream), trncclSuccess) << trncclGetLastError(comm);

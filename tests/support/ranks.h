@@ -17,6 +17,19 @@
 
 namespace trnccl::testing {
 
+// Runs fn(rank) for ranks 0..n-1 on one thread each (each thread on the rank's device) and
+// joins them.
+inline void runPerRank(int n, const std::function<void(int)>& fn) {
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      trnrtSetDevice(r);
+      fn(r);
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 class Ranks {
  public:
   explicit Ranks(int n) : comms_(n), streams_(n) {
@@ -39,16 +52,7 @@ class Ranks {
   trnrtStream_t stream(int r) const { return streams_[r]; }
 
   // Runs fn(rank) on one thread per rank (each thread on the rank's device) and joins them.
-  void run(const std::function<void(int)>& fn) const {
-    std::vector<std::thread> threads;
-    for (int r = 0; r < size(); ++r) {
-      threads.emplace_back([&, r] {
-        trnrtSetDevice(r);
-        fn(r);
-      });
-    }
-    for (auto& t : threads) t.join();
-  }
+  void run(const std::function<void(int)>& fn) const { runPerRank(size(), fn); }
 
   // Communicators shared by the cases of one rank count. With ranksPerInstance > 0 they are
   // created with TRNCCL_EMU_RANKS_PER_NODE set, so every that many consecutive ranks form one

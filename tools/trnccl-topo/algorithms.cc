@@ -8,12 +8,18 @@
 
 namespace trnccl::tools {
 
+// The `ordered` column: whether the algorithm may run the collective in deterministic mode
+// (Algorithm::foldsInRankOrder; "-" for collectives that do not reduce).
 void printAlgorithms() {
-  fmt::print("# {:<13}  {:<12}  {:<8}  {}\n", "collective", "algorithm", "channels", "description");
+  fmt::print("# {:<13}  {:<12}  {:<8}  {:<7}  {}\n", "collective", "algorithm", "channels",
+             "ordered", "description");
   for (algorithms::Collective coll : algorithms::kCollectives) {
     for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(coll)) {
-      fmt::print("  {:<13}  {:<12}  {:<8}  {}\n", algorithms::collectiveName(coll), algo->name,
-                 algo->usesChannels ? "yes" : "no", algo->description);
+      const char* ordered = !algorithms::reduces(coll) ? "-"
+                            : algo->foldsInRankOrder   ? "yes"
+                                                       : "no";
+      fmt::print("  {:<13}  {:<12}  {:<8}  {:<7}  {}\n", algorithms::collectiveName(coll),
+                 algo->name, algo->usesChannels ? "yes" : "no", ordered, algo->description);
     }
   }
 }

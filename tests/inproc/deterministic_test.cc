@@ -1,0 +1,317 @@
+// Deterministic mode (TRNCCL_DETERMINISTIC=1, trncclConfig_t::deterministic): all-reduce,
+// reduce-scatter and reduce of float32 and bf16 inputs whose sum depends on the association
+// (2^24 beside small values, 256 in bf16) give exactly the bits of a host fold in rank order,
+// under every TRNCCL_ALGO (the ones that decline fall back), 1 and 2 channels, over shm, tcp
+// and both mixed, on two topology descriptions and three slice sizes. With the mode off the
+// ring gives other bits for the same inputs: the inputs do exercise the order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.h"
+#include "algorithms/registry.h"
+#include "api/handle.h"
+#include "plan/planner.h"
+#include "plan/topology_view.h"
+#include "support/ranks.h"
+
+namespace trnccl::testing {
+namespace {
+
+// Environment set while communicators are created (and restored after).
+struct EnvVar {
+  const char* name;
+  const char* value;
+};
+
+// n ranks as threads, each with a communicator made by trncclCommInitRankConfig.
+class Comms {
+ public:
+  Comms(int n, trncclConfig_t config, const std::vector<EnvVar>& env) : comms_(n), streams_(n) {
+    for (const EnvVar& e : env) setenv(e.name, e.value, 1);
+    trncclUniqueId id;
+    EXPECT_EQ(trncclGetUniqueId(&id), trncclSuccess);
+    run([&](int r) {
+      EXPECT_EQ(trncclCommInitRankConfig(&comms_[r], n, id, r, &config), trncclSuccess)
+          << trncclGetLastError(nullptr);
+      EXPECT_EQ(trnrtStreamCreate(&streams_[r]), trnrtSuccess);
+    });
+    for (const EnvVar& e : env) unsetenv(e.name);
+  }
+  ~Comms() {
+    run([&](int r) {
+      trnrtStreamDestroy(streams_[r]);
+      trncclCommDestroy(comms_[r]);
+    });
+  }
+  int size() const { return static_cast<int>(comms_.size()); }
+  trncclComm_t comm(int r) const { return comms_[r]; }
+  trnrtStream_t stream(int r) const { return streams_[r]; }
+  void run(const std::function<void(int)>& fn) const { runPerRank(size(), fn); }
+
+ private:
+  std::vector<trncclComm_t> comms_;
+  std::vector<trnrtStream_t> streams_;
+};
+
+trncclConfig_t config(const char* transports, const char* topology, int deterministic) {
+  trncclConfig_t c = TRNCCL_CONFIG_INITIALIZER;
+  c.transports = transports;
+  c.topology = topology;
+  c.deterministic = deterministic;
+  return c;
+}
+
+// Round to nearest even, written here rather than taken from the library.
+uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+float fromBf16(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Element i of rank r: a huge value, its negation and small ones, placed so that every
+// association but the rank-order one loses or keeps different small terms.
+float inputValue(trncclDataType_t type, int r, size_t i) {
+  const float big = (type == trncclFloat32 ? 16777216.0f : 256.0f) * static_cast<float>(1 + i % 3);
+  const float small = 1.0f + 0.25f * static_cast<float>(i % 7);
+  switch ((static_cast<size_t>(r) + i) % 4) {
+    case 0:
+      return big;
+    case 2:
+      return -big;
+    default:
+      return small;
+  }
+}
+
+std::vector<unsigned char> inputs(trncclDataType_t type, int r, size_t count) {
+  std::vector<unsigned char> out(count * (type == trncclFloat32 ? 4 : 2));
+  for (size_t i = 0; i < count; ++i) {
+    const float v = inputValue(type, r, i);
+    if (type == trncclFloat32) {
+      std::memcpy(out.data() + 4 * i, &v, 4);
+    } else {
+      const uint16_t b = toBf16(v);
+      std::memcpy(out.data() + 2 * i, &b, 2);
+    }
+  }
+  return out;
+}
+
+// The fold in rank order, ((x0 + x1) + x2) + ..., rounded to the type at every step.
+std::vector<unsigned char> rankOrderSum(trncclDataType_t type, int n, size_t count) {
+  std::vector<unsigned char> out(count * (type == trncclFloat32 ? 4 : 2));
+  for (size_t i = 0; i < count; ++i) {
+    float acc = inputValue(type, 0, i);
+    for (int r = 1; r < n; ++r) {
+      acc = acc + inputValue(type, r, i);
+      if (type == trncclBfloat16) acc = fromBf16(toBf16(acc));
+    }
+    if (type == trncclFloat32) {
+      std::memcpy(out.data() + 4 * i, &acc, 4);
+    } else {
+      const uint16_t b = toBf16(acc);
+      std::memcpy(out.data() + 2 * i, &b, 2);
+    }
+  }
+  return out;
+}
+
+enum class Coll { kAllReduce, kReduceScatter, kReduce };
+
+struct Outcome {
+  size_t differing = 0;  // elements of some rank's defined output that differ from the fold
+  std::set<std::string> planned;
+};
+
+// Runs `coll` of `count` elements (per rank for reduce-scatter) on every rank, out of place on
+// device memory, and compares each defined output with the rank-order fold.
+Outcome runAndCompare(const Comms& comms, Coll coll, trncclDataType_t type, size_t count) {
+  const int n = comms.size(), root = n - 1;
+  const size_t elem = type == trncclFloat32 ? 4 : 2;
+  const size_t sendCount = coll == Coll::kReduceScatter ? count * n : count;
+  const std::vector<unsigned char> want = rankOrderSum(type, n, sendCount);
+  std::vector<size_t> differing(n, 0);
+  std::vector<std::string> planned(n);
+  comms.run([&](int r) {
+    std::vector<unsigned char> in = inputs(type, r, sendCount), out(count * elem);
+    void *send = nullptr, *recv = nullptr;
+    ASSERT_EQ(trnrtMalloc(&send, in.size()), trnrtSuccess);
+    ASSERT_EQ(trnrtMalloc(&recv, out.size()), trnrtSuccess);
+    ASSERT_EQ(trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice), trnrtSuccess);
+    trncclComm_t c = comms.comm(r);
+    trncclResult_t res =
+        coll == Coll::kAllReduce
+            ? trncclAllReduce(send, recv, count, type, trncclSum, c, comms.stream(r))
+        : coll == Coll::kReduceScatter
+            ? trncclReduceScatter(send, recv, count, type, trncclSum, c, comms.stream(r))
+            : trncclReduce(send, recv, count, type, trncclSum, root, c, comms.stream(r));
+    EXPECT_EQ(res, trncclSuccess) << trncclGetLastError(c);
+    EXPECT_EQ(trnrtStreamSynchronize(comms.stream(r)), trnrtSuccess);
+    ASSERT_EQ(trnrtMemcpy(out.data(), recv, out.size(), trnrtMemcpyDeviceToHost), trnrtSuccess);
+    planned[r] = c->impl->lastPlanned();
+    const size_t first = coll == Coll::kReduceScatter ? r * count * elem : 0;
+    if (coll != Coll::kReduce || r == root) {
+      for (size_t i = 0; i < count; ++i) {
+        differing[r] +=
+            std::memcmp(out.data() + i * elem, want.data() + first + i * elem, elem) != 0;
+      }
+    }
+    trnrtFree(send);
+    trnrtFree(recv);
+  });
+  Outcome o;
+  for (int r = 0; r < n; ++r) {
+    o.differing += differing[r];
+    o.planned.insert(planned[r]);
+  }
+  return o;
+}
+
+const char* collName(Coll c) {
+  return c == Coll::kAllReduce       ? "allreduce"
+         : c == Coll::kReduceScatter ? "reducescatter"
+                                     : "reduce";
+}
+
+// Every TRNCCL_ALGO the registry knows for the reducing collectives, and none; with 1 and 2
+// channels; one slice and many; float32 and bf16; the three reducing collectives. Only
+// `ordered` claims the rank-order fold today: every other name falls back to it.
+void expectRankOrderEverywhere(const Comms& comms) {
+  std::vector<std::string> algos = {""};
+  for (auto c : {algorithms::Collective::kAllReduce, algorithms::Collective::kReduceScatter,
+                 algorithms::Collective::kReduce}) {
+    for (const algorithms::Algorithm* a : algorithms::algorithmsFor(c)) {
+      if (std::find(algos.begin(), algos.end(), a->name) == algos.end()) algos.push_back(a->name);
+    }
+  }
+  for (const std::string& algo : algos) {
+    if (algo.empty()) {
+      unsetenv("TRNCCL_ALGO");
+    } else {
+      setenv("TRNCCL_ALGO", algo.c_str(), 1);
+    }
+    // A name that declines falls back to the same choice whatever the channels: one count.
+    const bool fallsBack = !algo.empty() && algo != "ordered";
+    for (const char* channels : {"1", "2"}) {
+      if (fallsBack && channels[0] == '2') continue;
+      setenv("TRNCCL_NCHANNELS", channels, 1);
+      for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
+        for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
+          for (size_t count : {size_t{1001}, size_t{300007}}) {
+            SCOPED_TRACE(::testing::Message()
+                         << collName(coll) << " " << count << " "
+                         << (type == trncclFloat32 ? "float" : "bf16") << " TRNCCL_ALGO=" << algo
+                         << " channels " << channels);
+            Outcome o = runAndCompare(comms, coll, type, count);
+            EXPECT_EQ(o.differing, 0u);
+            ASSERT_EQ(o.planned.size(), 1u);
+            const std::string ran = *o.planned.begin();
+            EXPECT_EQ(ran, "ordered");
+          }
+        }
+      }
+    }
+  }
+  unsetenv("TRNCCL_ALGO");
+  unsetenv("TRNCCL_NCHANNELS");
+}
+
+TEST(Deterministic, ShmConfigFieldFourRanks) {
+  Comms comms(4, config("shm", "trn1.32xlarge", 1), {});
+  expectRankOrderEverywhere(comms);
+}
+
+// Over tcp, with 64 KiB buffers: 16 KiB slices (shm's are 64 KiB).
+TEST(Deterministic, TcpEnvironmentFourRanks) {
+  Comms comms(4, config("tcp", "trn1.32xlarge", -1),
+              {{"TRNCCL_DETERMINISTIC", "1"},
+               {"TRNCCL_TCP_BUFFER_BYTES", "65536"},
+               {"TRNCCL_SOCKET_IFNAME", "lo"}});
+  expectRankOrderEverywhere(comms);
+}
+
+// Two emulated instances of 2 ranks (shm inside, tcp across; the hierarchical algorithm is
+// available), another description (other physical rings) and 32 KiB slices.
+TEST(Deterministic, MixedTransportsOtherTopologyOtherSlices) {
+  Comms comms(4, config("shm,tcp", "trn2.48xlarge", 1),
+              {{"TRNCCL_EMU_RANKS_PER_NODE", "2"},
+               {"TRNCCL_TCP_BUFFER_BYTES", "131072"},
+               {"TRNCCL_SOCKET_IFNAME", "lo"}});
+  expectRankOrderEverywhere(comms);
+}
+
+TEST(Deterministic, ThreeAndFiveRanks) {
+  for (int n : {3, 5}) {
+    Comms comms(n, config("shm", "trn1.32xlarge", 1), {});
+    for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
+      for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
+        EXPECT_EQ(runAndCompare(comms, coll, type, 300007).differing, 0u) << collName(coll);
+      }
+    }
+  }
+}
+
+// The same inputs with the mode off: the ring folds each block starting after its owner, so
+// the bits differ from the rank-order fold (and the tests above would catch an algorithm that
+// ignored the mode).
+TEST(Deterministic, DefaultModeDiffers) {
+  Comms comms(4, config("shm", "trn1.32xlarge", 0), {});
+  setenv("TRNCCL_ALGO", "ring", 1);
+  for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
+    for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter}) {
+      Outcome o = runAndCompare(comms, coll, type, 300007);
+      EXPECT_EQ(*o.planned.begin(), "ring");
+      EXPECT_GT(o.differing, 0u) << collName(coll);
+    }
+  }
+  unsetenv("TRNCCL_ALGO");
+  // And what the tuner picks by itself for a large all-reduce differs too.
+  EXPECT_GT(runAndCompare(comms, Coll::kAllReduce, trncclFloat32, 300007).differing, 0u);
+}
+
+// The planner's side: a descriptor that says nothing declines; forcing a declining algorithm
+// in deterministic mode falls back to one that folds in rank order; data movement is free.
+TEST(Deterministic, PlannerEnforcesTheDescriptorProperty) {
+  static_assert(!algorithms::Algorithm{}.foldsInRankOrder);
+  auto view = plan::describeTopology("trn1.32xlarge", 8);
+  ASSERT_TRUE(view.isOk());
+  for (algorithms::Collective coll : algorithms::kCollectives) {
+    for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(coll)) {
+      for (size_t bytes : {size_t{1024}, size_t{64} << 20}) {
+        algorithms::CollArgs a;
+        a.coll = coll;
+        a.count = bytes / 4;
+        a.nranks = 8;
+        a.shape = view->shape;
+        a.deterministic = true;
+        setenv("TRNCCL_ALGO", algo->name, 1);
+        auto c = plan::choose(a, view->links);
+        unsetenv("TRNCCL_ALGO");
+        ASSERT_TRUE(c.isOk()) << c.status().message();
+        if (algorithms::reduces(coll)) {
+          EXPECT_TRUE(c->algorithm->foldsInRankOrder) << c->algorithm->name;
+        }
+        if (algo->foldsInRankOrder && algo->supports(a)) {
+          EXPECT_EQ(c->algorithm, algo) << algo->name;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trnccl::testing

@@ -1,0 +1,64 @@
+// The NCCL API beyond the core set across real processes (the cases of support/api_cases.h, as
+// tests/inproc/parity_test.cc runs them in one process): PreMulSum operators, trncclBcast and
+// all-to-all-v through grouped send/recv. Every rank checks its own output; the sum of wrong
+// elements over the ranks must be zero.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "mpi_env.h"
+#include "support/api_cases.h"
+
+namespace trnccl::testing {
+namespace {
+
+unsigned long long totalOverRanks(size_t wrong) {
+  unsigned long long mine = wrong, total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+TEST(MpiParity, PreMulSumEveryCollectiveTypeAndResidence) {
+  for (PreMulColl coll :
+       {PreMulColl::kAllReduce, PreMulColl::kReduceScatter, PreMulColl::kReduce}) {
+    for (trncclDataType_t t : {trncclFloat32, trncclBfloat16, trncclFloat64, trncclInt32}) {
+      for (auto residence : {trncclScalarDevice, trncclScalarHostImmediate}) {
+        for (bool inPlace : {false, true}) {
+          size_t bad = runPreMulSum(worldComm, worldStream, worldRank, worldSize, coll, t,
+                                    residence, 4099, inPlace);
+          EXPECT_EQ(totalOverRanks(bad), 0u)
+              << "coll " << static_cast<int>(coll) << " " << typeName(t) << " residence "
+              << residence << (inPlace ? " in place" : "");
+        }
+      }
+    }
+  }
+}
+
+TEST(MpiParity, LegacyInPlaceBcast) {
+  for (int root : {0, worldSize - 1}) {
+    size_t bad = runBcast(worldComm, worldStream, worldRank, root, trncclFloat16, 100003);
+    EXPECT_EQ(totalOverRanks(bad), 0u) << "root " << root;
+  }
+}
+
+TEST(MpiParity, GatherAndScatterWithoutTheRootOnlyBuffer) {
+  for (int root : {0, worldSize - 1}) {
+    for (bool inPlace : {false, true}) {
+      size_t bad = runGather(worldComm, worldStream, worldRank, worldSize, root, trncclInt8, 70001,
+                             inPlace) +
+                   runScatter(worldComm, worldStream, worldRank, worldSize, root, trncclFloat32,
+                              70001, inPlace);
+      EXPECT_EQ(totalOverRanks(bad), 0u) << "root " << root << (inPlace ? " in place" : "");
+    }
+  }
+}
+
+TEST(MpiParity, AlltoAllvThroughGroupedSendRecv) {
+  for (size_t scale : {size_t{1}, size_t{70001}}) {
+    size_t bad = runAlltoAllv(worldComm, worldStream, worldRank, worldSize, scale);
+    EXPECT_EQ(totalOverRanks(bad), 0u) << "scale " << scale;
+  }
+}
+
+}  // namespace
+}  // namespace trnccl::testing
