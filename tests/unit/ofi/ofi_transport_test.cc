@@ -3,8 +3,6 @@
 // fi_getinfo's reason.
 #include <gtest/gtest.h>
 
-#include <optional>
-
 #include "unit/ofi/ofi_test_util.h"
 
 namespace trnccl::transport::ofi::test {
