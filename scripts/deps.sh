@@ -10,7 +10,7 @@ pkgs=(build-essential cmake pkg-config ninja-build
       libfmt-dev libyaml-cpp-dev libboost-dev libgtest-dev libgmock-dev
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
       iproute2 util-linux iptables procps graphviz
-      libgloo-dev gnuplot-nox clang-format
+      libgloo-dev gnuplot-nox clang-format libcli11-dev nlohmann-json3-dev
       python3-torch libtorch-dev pybind11-dev python3-pytest)
 if [[ "${1:-}" == fuzz ]]; then pkgs+=(clang libclang-rt-14-dev); fi
 missing=()

@@ -200,7 +200,7 @@ std::vector<int> chipNeighbors(const Topology& t, int chip) {
 
 std::optional<Route> routeBetween(const Topology& t, int a, int b) {
   if (a == b) {
-    return Route{{LinkClass::kNeuronLink, t.device.hbmBandwidthGbps, 0}, 0};
+    return Route{{LinkClass::kNeuronLink, t.device.hbmBandwidthGbps, kOnChipLatencyUs}, 0};
   }
   for (const Link& l : t.links) {
     if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return Route{l.spec, 1};

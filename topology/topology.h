@@ -130,12 +130,16 @@ Status finalizeTopology(Topology& topo);
 // right), then Z neighbours, then extra links; empty for a switch (everyone is one hop).
 std::vector<int> chipNeighbors(const Topology& topo, int chip);
 
+// Latency of a transfer between cores of one chip (on-chip DMA): not published, assumed.
+inline constexpr double kOnChipLatencyUs = 0.5;
+
 // How bytes travel between two chips of one description.
 struct Route {
   LinkSpec link;  // class and bandwidth of the narrowest hop; latencyUs summed over the hops
   int hops = 0;   // 0: same chip
 };
-// Same chip → 0 hops at HBM bandwidth (class kNeuronLink stands for on-chip DMA); an explicit
+// Same chip → 0 hops at HBM bandwidth and kOnChipLatencyUs (class kNeuronLink stands for
+// on-chip DMA); an explicit
 // link or a switch → 1 hop; a torus → the shortest wrap-around distance (Z hops included);
 // chips of different instances without a fabric between them → the network, 1 hop.
 // nullopt when the description gives no path (no network, no link).

@@ -26,7 +26,11 @@
 #define NCCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define NCCL_UNIQUE_ID_BYTES TRNCCL_UNIQUE_ID_BYTES
 #define NCCL_SPLIT_NOCOLOR TRNCCL_SPLIT_NOCOLOR
+#define NCCL_SHRINK_DEFAULT TRNCCL_SHRINK_DEFAULT
+#define NCCL_SHRINK_ABORT TRNCCL_SHRINK_ABORT
+#define NCCL_REVOKE_DEFAULT TRNCCL_REVOKE_DEFAULT
 #define NCCL_CONFIG_INITIALIZER TRNCCL_CONFIG_INITIALIZER
+#define NCCL_SIM_INFO_INITIALIZER TRNCCL_SIM_INFO_INITIALIZER
 
 typedef trncclComm_t ncclComm_t;
 typedef trncclUniqueId ncclUniqueId;
@@ -35,6 +39,7 @@ typedef trncclDataType_t ncclDataType_t;
 typedef trncclRedOp_t ncclRedOp_t;
 typedef trncclScalarResidence_t ncclScalarResidence_t;
 typedef trncclConfig_t ncclConfig_t;
+typedef trncclSimInfo_t ncclSimInfo_t;
 
 /* ncclResult_t */
 #define ncclSuccess trncclSuccess
@@ -86,6 +91,8 @@ typedef trncclConfig_t ncclConfig_t;
 #define ncclCommInitRankConfig trncclCommInitRankConfig
 #define ncclCommInitAll trncclCommInitAll
 #define ncclCommSplit trncclCommSplit
+#define ncclCommShrink trncclCommShrink
+#define ncclCommRevoke trncclCommRevoke
 #define ncclCommFinalize trncclCommFinalize
 #define ncclCommDestroy trncclCommDestroy
 #define ncclCommAbort trncclCommAbort
@@ -110,5 +117,6 @@ typedef trncclConfig_t ncclConfig_t;
 #define ncclRedOpDestroy trncclRedOpDestroy
 #define ncclGroupStart trncclGroupStart
 #define ncclGroupEnd trncclGroupEnd
+#define ncclGroupSimulateEnd trncclGroupSimulateEnd
 
 #endif /* TRNCCL_NCCL_COMPAT_H_ */

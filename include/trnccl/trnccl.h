@@ -8,6 +8,7 @@
 #ifndef TRNCCL_TRNCCL_H_
 #define TRNCCL_TRNCCL_H_
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,12 @@ extern "C" {
 
 /** trncclCommSplit color meaning "this rank joins no new communicator". */
 #define TRNCCL_SPLIT_NOCOLOR (-1)
+
+/** trncclCommShrink flags; values match NCCL_SHRINK_*. */
+#define TRNCCL_SHRINK_DEFAULT 0x00 /**< comm is healthy: wait for its outstanding work first. */
+#define TRNCCL_SHRINK_ABORT 0x01   /**< After an error: revoke comm (aborting its work) first. */
+/** trncclCommRevoke flags; the only value, as NCCL_REVOKE_DEFAULT. */
+#define TRNCCL_REVOKE_DEFAULT 0x00
 
 /** Opaque communicator handle. */
 typedef struct trncclComm* trncclComm_t;
@@ -132,6 +139,25 @@ trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devli
 trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key, trncclComm_t* newcomm,
                                trncclConfig_t* config);
 
+/** Creates a communicator of the ranks of comm that are not in excludeRanksList
+ *  (excludeRanksCount ranks of comm), numbered in comm's order. Collective over those ranks
+ *  only: an excluded rank does not call it, and every caller passes the same list (else all of
+ *  them fail alike). TRNCCL_SHRINK_DEFAULT waits for comm's outstanding work and leaves comm
+ *  usable; TRNCCL_SHRINK_ABORT revokes comm first (trncclCommRevoke), for use after an error.
+ *  config NULL: comm's options. Works while comm's first rank, or its bootstrap root, is dead.
+ *  See docs/RELIABILITY.md, "What to do after an error". */
+trncclResult_t trncclCommShrink(trncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                                trncclComm_t* newcomm, trncclConfig_t* config, int shrinkFlags);
+/** Declares comm broken on every rank: this rank's running work fails now and its later calls
+ *  on comm return trncclInvalidUsage; the other ranks' waits on comm fail within ~50 ms and
+ *  their trncclCommGetAsyncError reports trncclRemoteError naming this rank. Afterwards comm
+ *  may only be shrunk, queried or destroyed/aborted. revokeFlags: TRNCCL_REVOKE_DEFAULT. */
+trncclResult_t trncclCommRevoke(trncclComm_t comm, int revokeFlags);
+/** The ranks of comm whose process has exited or that cannot be reached, as probed now (at most
+ *  ~1 s), ascending: written to failedRanks (room for trncclCommCount() ints; NULL: only the
+ *  count) and their number to *failedCount. A rank that is alive but stuck is not reported. */
+trncclResult_t trncclCommGetFailedRanks(trncclComm_t comm, int* failedRanks, int* failedCount);
+
 /** Waits for all work issued on comm, then detaches it from its peers. */
 trncclResult_t trncclCommFinalize(trncclComm_t comm);
 /** Frees the communicator (finalizing it first if needed). */
@@ -205,10 +231,28 @@ trncclResult_t trncclRedOpCreatePreMulSum(trncclRedOp_t* op, void* scalar,
 /** Destroys an operator of trncclRedOpCreatePreMulSum; calls that named it may still run. */
 trncclResult_t trncclRedOpDestroy(trncclRedOp_t op, trncclComm_t comm);
 
+/** What trncclGroupSimulateEnd reports (NCCL 2.22's ncclSimInfo_t). Start from
+ *  TRNCCL_SIM_INFO_INITIALIZER. */
+typedef struct {
+  size_t size;          /**< sizeof(trncclSimInfo_t); set by the initializer. */
+  unsigned int magic;   /**< Set by the initializer; detects an uninitialized struct. */
+  unsigned int version; /**< TRNCCL_VERSION_CODE of the caller's header. */
+  float estimatedTime;  /**< Out: the group's operations, one after the other, in microseconds. */
+} trncclSimInfo_t;
+
+#define TRNCCL_SIM_INFO_MAGIC 0x74685283u
+#define TRNCCL_SIM_INFO_INITIALIZER \
+  { sizeof(trncclSimInfo_t), TRNCCL_SIM_INFO_MAGIC, TRNCCL_VERSION_CODE, NAN }
+
 /** Starts a group: operations until the matching trncclGroupEnd are issued together. */
 trncclResult_t trncclGroupStart(void);
 /** Ends a group and issues its operations; reports any error of the group. */
 trncclResult_t trncclGroupEnd(void);
+/** Ends the outermost group without issuing its operations: communicator inits of the group
+ *  run, but no collective or send/receive does. simInfo->estimatedTime gets their time on the
+ *  communicators' modelled topology, every rank's schedule run on trnccl-sim's fabric model
+ *  (docs/SIMULATOR.md). An inner group just ends. */
+trncclResult_t trncclGroupSimulateEnd(trncclSimInfo_t* simInfo);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -90,6 +90,37 @@ Comm::Comm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
   }
 }
 
+Comm::Comm(trncclComm_t comm, int device, std::chrono::milliseconds timeout)
+    : comm_(comm), device_(device), timeout_(timeout) {
+  if (trnrtError_t e = trnrtStreamCreate(&stream_); e != trnrtSuccess) {
+    trncclCommDestroy(comm_);
+    checkRt(e, "trnrtStreamCreate");
+  }
+}
+
+std::vector<int> Comm::failedRanks() const {
+  int count = 0;
+  check(trncclCommCount(comm_, &count), comm_, "trncclCommCount");
+  std::vector<int> failed(static_cast<size_t>(count));
+  int n = 0;
+  check(trncclCommGetFailedRanks(comm_, failed.data(), &n), comm_, "trncclCommGetFailedRanks");
+  failed.resize(static_cast<size_t>(n));
+  return failed;
+}
+
+std::unique_ptr<Comm> Comm::shrink(const std::vector<int>& excludeRanks) const {
+  checkRt(trnrtSetDevice(device_), "trnrtSetDevice");
+  std::vector<int> exclude = excludeRanks;
+  trncclConfig_t config = TRNCCL_CONFIG_INITIALIZER;
+  config.timeoutMs = static_cast<int>(timeout_.count());
+  trncclComm_t shrunk = nullptr;
+  // The error is the call's (thread-local): the new communicator does not exist.
+  check(trncclCommShrink(comm_, exclude.data(), static_cast<int>(exclude.size()), &shrunk, &config,
+                         TRNCCL_SHRINK_ABORT),
+        nullptr, "trncclCommShrink");
+  return std::make_unique<Comm>(shrunk, device_, timeout_);
+}
+
 Comm::~Comm() {
   trnrtStreamSynchronize(stream_);  // its error is the communicator's, reported by each work
   trncclResult_t asyncError = trncclSuccess;

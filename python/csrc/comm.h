@@ -11,7 +11,9 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <vector>
 
 #include "trnccl/trnccl.h"
 
@@ -24,6 +26,8 @@ class Comm {
   // is set, which then wins, as for any trnccl program.
   Comm(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
        std::chrono::milliseconds timeout);
+  // Adopts `comm` (made by trncclCommShrink) and gives it its own stream.
+  Comm(trncclComm_t comm, int device, std::chrono::milliseconds timeout);
   // Waits for the stream (its work is bounded by the library's deadlines), then destroys the
   // communicator, or aborts it if it failed, and the stream.
   ~Comm();
@@ -35,6 +39,12 @@ class Comm {
   int device() const { return device_; }
   // The deadline the library applies to every collective of this communicator.
   std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // The ranks of this communicator whose process is gone (trncclCommGetFailedRanks).
+  std::vector<int> failedRanks() const;
+  // The communicator of the other ranks: trncclCommShrink(TRNCCL_SHRINK_ABORT), which revokes
+  // this one first (its later work fails; it can still be destroyed). Collective over them.
+  std::unique_ptr<Comm> shrink(const std::vector<int>& excludeRanks) const;
 
   // The emulated device this process drives (chosen by the first Comm created).
   static int processDevice(int rank);

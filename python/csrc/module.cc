@@ -1,5 +1,6 @@
 // torch_trnccl._C: the process group class, for torch_trnccl/__init__.py to register.
 #include <pybind11/chrono.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include "process_group.h"
@@ -17,7 +18,14 @@ PYBIND11_MODULE(_C, m) {
            // Init blocks until every rank joined: other Python threads keep running meanwhile.
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("device", &torch_trnccl::ProcessGroupTrnccl::device,
-                             "The emulated NeuronCore this process drives");
+                             "The emulated NeuronCore this process drives")
+      .def("failed_ranks", &torch_trnccl::ProcessGroupTrnccl::failedRanks,
+           "The group ranks whose process is gone (probed now, at most ~1 s)",
+           py::call_guard<py::gil_scoped_release>())
+      .def("shrink", &torch_trnccl::ProcessGroupTrnccl::shrink, py::arg("exclude_ranks"),
+           "A new group of the other ranks over trncclCommShrink(TRNCCL_SHRINK_ABORT); "
+           "collective over them. This group is revoked.",
+           py::call_guard<py::gil_scoped_release>());
   m.def("version", [] {
     int version = 0;
     trncclGetVersion(&version);

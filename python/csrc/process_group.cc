@@ -16,6 +16,28 @@ ProcessGroupTrnccl::ProcessGroupTrnccl(const c10::intrusive_ptr<c10d::Store>& st
   init();  // c10d's logging of the new group
 }
 
+namespace {
+
+int attribute(trncclResult_t (*get)(const trncclComm_t, int*), const Comm& comm) {
+  int value = 0;
+  check(get(comm.get(), &value), comm.get(), "trncclCommCount/UserRank");
+  return value;
+}
+
+}  // namespace
+
+ProcessGroupTrnccl::ProcessGroupTrnccl(std::unique_ptr<Comm> comm)
+    : c10d::ProcessGroup(attribute(trncclCommUserRank, *comm), attribute(trncclCommCount, *comm)),
+      comm_(std::move(comm)),
+      issuer_(std::make_shared<Issuer>(comm_->get(), comm_->stream())) {
+  init();
+}
+
+c10::intrusive_ptr<ProcessGroupTrnccl> ProcessGroupTrnccl::shrink(
+    const std::vector<int>& excludeRanks) {
+  return c10::make_intrusive<ProcessGroupTrnccl>(comm_->shrink(excludeRanks));
+}
+
 ProcessGroupTrnccl::~ProcessGroupTrnccl() {
   issuer_->close();
   // ~Comm waits for the stream, whose callbacks release tensors; releasing one with a Python

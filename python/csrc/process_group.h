@@ -25,11 +25,18 @@ class ProcessGroupTrnccl : public c10d::ProcessGroup {
  public:
   ProcessGroupTrnccl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                      std::chrono::milliseconds timeout);
+  // A group over `comm` (a shrunk one), whose rank and size are the communicator's.
+  explicit ProcessGroupTrnccl(std::unique_ptr<Comm> comm);
   // Issues deferred sends and receives, then waits for the stream and frees the communicator.
   ~ProcessGroupTrnccl() override;
 
   const std::string getBackendName() const override { return "trnccl"; }
   int device() const { return comm_->device(); }
+  // Recovery after a peer died (docs/RELIABILITY.md, "What to do after an error"): the group
+  // ranks that failed, and a new group of the others over the shrunk communicator (this group
+  // is revoked: its later operations raise). shrink is collective over the other ranks.
+  std::vector<int> failedRanks() const { return comm_->failedRanks(); }
+  c10::intrusive_ptr<ProcessGroupTrnccl> shrink(const std::vector<int>& excludeRanks);
 
   // Reductions (pg_reduce.cc).
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,

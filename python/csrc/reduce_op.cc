@@ -3,6 +3,7 @@
 #include <string>
 
 #include "errors.h"
+#include "tensors.h"
 
 namespace torch_trnccl {
 namespace {
@@ -36,9 +37,22 @@ const char* opName(c10d::ReduceOp::RedOpType op) {
   fail(std::string(api) + ": ReduceOp." + opName(op) + " is not supported: " + why);
 }
 
+// PREMUL_SUM's factor as one element of the call's reduction type (a complex tensor's real
+// type): a double (dist._make_nccl_premul_sum(2.0)) or the one tensor of a list of factors.
+at::Tensor premulFactor(const c10d::ReduceOp& op, at::ScalarType type, const char* api) {
+  auto* factor = dynamic_cast<c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+  if (factor == nullptr) refuse(api, op.op_, "the op carries no factor");
+  const auto real = at::TensorOptions().dtype(c10::toRealValueType(type));
+  if (factor->tensor_factors.empty()) return at::full({1}, factor->double_factor, real);
+  if (factor->tensor_factors.size() != 1 || factor->tensor_factors[0].numel() != 1) {
+    refuse(api, op.op_, "the factor must be one tensor of one element (one device per process)");
+  }
+  return factor->tensor_factors[0].to(real).contiguous();
+}
+
 }  // namespace
 
-ReduceOp::ReduceOp(const c10d::ReduceOp& op, at::ScalarType type, trncclComm_t /*comm*/,
+ReduceOp::ReduceOp(const c10d::ReduceOp& op, at::ScalarType type, trncclComm_t comm,
                    const char* api) {
   const bool isBool = type == at::kBool;
   const bool isComplex = at::isComplexType(type);
@@ -59,16 +73,28 @@ ReduceOp::ReduceOp(const c10d::ReduceOp& op, at::ScalarType type, trncclComm_t /
       if (isBool) refuse(api, op.op_, "the average of bool tensors is undefined");
       op_ = trncclAvg;
       break;
-    case c10d::ReduceOp::PREMUL_SUM:
-      // Wire here: trncclRedOpCreatePreMulSum(&op_, factor, type, residence, comm), with a
-      // destructor calling trncclRedOpDestroy (the C API gains them in issue 19).
-      refuse(api, op.op_, "trnccl's C API has no trncclRedOpCreatePreMulSum yet");
+    case c10d::ReduceOp::PREMUL_SUM: {
+      if (isBool) refuse(api, op.op_, "bool tensors have no product with a factor");
+      // The factor is read now (host immediate): a CPU tensor factor's value at the call.
+      at::Tensor factor = premulFactor(op, type, api);
+      Buffer scalar = reducible(factor, api);
+      check(trncclRedOpCreatePreMulSum(&op_, scalar.data, scalar.type, trncclScalarHostImmediate,
+                                       comm),
+            comm, std::string(api) + ": trncclRedOpCreatePreMulSum");
+      comm_ = comm;
+      break;
+    }
     default:
       refuse(api, op.op_, "trnccl reduces with SUM, PRODUCT, MIN, MAX and AVG only");
   }
-  if (isComplex && op_ != trncclSum && op_ != trncclAvg) {
+  if (isComplex && op_ < trncclNumOps && op_ != trncclSum && op_ != trncclAvg) {
     refuse(api, op.op_, "complex tensors are reduced as pairs of reals, so only SUM and AVG apply");
   }
+}
+
+ReduceOp::~ReduceOp() {
+  // NCCL's rule, kept by trnccl: destroying an operator does not disturb calls that named it.
+  if (comm_ != nullptr) trncclRedOpDestroy(op_, comm_);
 }
 
 }  // namespace torch_trnccl

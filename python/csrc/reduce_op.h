@@ -2,9 +2,9 @@
 //
 // SUM, PRODUCT, MIN, MAX and AVG map one to one; on bool tensors (reduced as uint8) SUM is MAX
 // and PRODUCT is MIN (logical or / and, as ProcessGroupNCCL does), and AVG is refused.
-// BAND, BOR and BXOR have no trnccl counterpart and are refused by name. PREMUL_SUM needs
-// trncclRedOpCreatePreMulSum, which the C API does not have yet: this class is the one place
-// to create it (from the op's NCCLPreMulSumSupplement factor) and destroy it after the call.
+// BAND, BOR and BXOR have no trnccl counterpart and are refused by name. PREMUL_SUM
+// (dist._make_nccl_premul_sum(factor)) is an operator of trncclRedOpCreatePreMulSum made from
+// the op's factor for this call and destroyed after it is issued (the call keeps it).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -22,10 +22,13 @@ class ReduceOp {
   ReduceOp(const ReduceOp&) = delete;
   ReduceOp& operator=(const ReduceOp&) = delete;
 
+  ~ReduceOp();
+
   trncclRedOp_t get() const { return op_; }
 
  private:
   trncclRedOp_t op_ = trncclSum;
+  trncclComm_t comm_ = nullptr;  // set when op_ is a PreMulSum operator to destroy
 };
 
 }  // namespace torch_trnccl

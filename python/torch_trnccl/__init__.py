@@ -20,7 +20,7 @@ os.environ.setdefault("IPATH_NO_BACKTRACE", "1")
 from . import _C  # noqa: E402
 from ._launch import adopt_mpi_environment  # noqa: E402
 
-__all__ = ["ProcessGroupTrnccl", "version", "BACKEND"]
+__all__ = ["ProcessGroupTrnccl", "version", "BACKEND", "failed_ranks", "shrink_group"]
 
 ProcessGroupTrnccl = _C.ProcessGroupTrnccl
 BACKEND = "trnccl"
@@ -29,6 +29,35 @@ BACKEND = "trnccl"
 def version():
     """trnccl's version code (major*10000 + minor*100 + patch), as trncclGetVersion."""
     return _C.version()
+
+
+def _trnccl_group(group):
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if not isinstance(pg, ProcessGroupTrnccl):
+        raise TypeError("torch_trnccl: %r is not a trnccl process group" % (pg,))
+    return pg
+
+
+def failed_ranks(group=None):
+    """The ranks of ``group`` (default: the default group) whose process is gone or cannot be
+    reached, ascending (trncclCommGetFailedRanks; probes for at most ~1 s)."""
+    return _trnccl_group(group).failed_ranks()
+
+
+def shrink_group(group=None, exclude_ranks=None):
+    """After a rank of ``group`` (default: the default group) failed: a new process group of
+    the other ranks, over trncclCommShrink(TRNCCL_SHRINK_ABORT). Collective over those ranks,
+    which must pass the same ``exclude_ranks`` (default: ``failed_ranks(group)``); their ranks
+    in the new group keep their order. ``group`` is revoked: its later operations raise.
+
+    torch 1.13 has no shrink of its own: use the returned group explicitly
+    (``dist.all_reduce(t, group=new)``, ``new.rank()``, ``new.size()``, DDP's
+    ``process_group=new``); ``dist.get_rank()`` and friends still describe the old world.
+    See docs/RELIABILITY.md, "What to do after an error"."""
+    pg = _trnccl_group(group)
+    if exclude_ranks is None:
+        exclude_ranks = pg.failed_ranks()
+    return pg.shrink([int(r) for r in exclude_ranks])
 
 
 def _create_process_group(store, rank, size, timeout):

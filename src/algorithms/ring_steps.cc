@@ -51,12 +51,14 @@ std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks) {
 void interleaveChannels(schedule::Schedule& s, const std::vector<std::vector<Step>>& channels) {
   size_t longest = 0;
   for (const auto& c : channels) longest = std::max(longest, c.size());
+  std::vector<Step> group;
+  group.reserve(channels.size());
   for (size_t k = 0; k < longest; ++k) {
-    std::vector<Step> group;
+    group.clear();
     for (const auto& c : channels) {
       if (k < c.size()) group.push_back(c[k]);
     }
-    s.addGroup(std::move(group));
+    s.addGroup(group);
   }
 }
 

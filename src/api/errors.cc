@@ -17,7 +17,7 @@ trncclResult_t fail(const Status& status) {
   return toResult(status.code());
 }
 
-Result<comm::Communicator*> usable(trncclComm_t comm) {
+Result<comm::Communicator*> initialised(trncclComm_t comm) {
   if (comm == nullptr) return invalidArgument("comm is NULL");
   if (comm->initializing.load()) {
     return Status(Code::kInvalidUsage,
@@ -25,8 +25,19 @@ Result<comm::Communicator*> usable(trncclComm_t comm) {
                   "no longer trncclInProgress");
   }
   if (!comm->impl) return Status(Code::kInvalidUsage, "communicator failed to initialize");
-  if (comm->finalized) return Status(Code::kInvalidUsage, "communicator was finalized");
   return comm->impl.get();
+}
+
+Result<comm::Communicator*> usable(trncclComm_t comm) {
+  auto c = initialised(comm);
+  if (!c) return c.status();
+  if (comm->finalized) return Status(Code::kInvalidUsage, "communicator was finalized");
+  if ((*c)->revoked()) {
+    return Status(Code::kInvalidUsage,
+                  "communicator was revoked (trncclCommRevoke, or trncclCommShrink with "
+                  "TRNCCL_SHRINK_ABORT): it takes no more work; shrink, destroy or abort it");
+  }
+  return c;
 }
 
 }  // namespace trnccl::api

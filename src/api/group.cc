@@ -12,6 +12,7 @@
 
 #include "api/enqueue.h"
 #include "common/log.h"
+#include "sim/simulate.h"
 
 namespace trnccl::api {
 namespace {
@@ -79,6 +80,70 @@ Status issue(const std::vector<std::variant<CollectiveCall, P2pCall>>& calls) {
   return Status::ok();
 }
 
+// The simulator of a communicator's calls: its modelled topology, its pipeline slice.
+Result<sim::Simulator> simulatorOf(const comm::Communicator& c) {
+  sim::EngineOptions options;
+  options.eagerBytes = 4 * c.sliceBytes();  // a connection's buffer holds four slices
+  return sim::Simulator::create(c.topology(), options);
+}
+
+// The calls' time one after the other (trncclGroupSimulateEnd), from trnccl-sim's model: each
+// collective as the tuner would run it, each communicator's sends and receives as one batch.
+Result<double> simulate(const std::vector<std::variant<CollectiveCall, P2pCall>>& calls) {
+  std::map<trncclComm_t, std::vector<algorithms::p2p::Op>> p2pOps;
+  for (const auto& call : calls) {
+    if (auto* p = std::get_if<P2pCall>(&call)) p2pOps[p->comm].push_back(p->op);
+  }
+  double total = 0;
+  for (const auto& call : calls) {
+    const trncclComm_t handle =
+        std::visit([](const auto& c) { return static_cast<trncclComm_t>(c.comm); }, call);
+    auto comm = usable(handle);
+    if (!comm) return comm.status();
+    auto simulator = simulatorOf(**comm);
+    if (!simulator) return simulator.status();
+    if (auto* c = std::get_if<CollectiveCall>(&call)) {
+      algorithms::CollArgs args = c->args;
+      args.sliceBytes = (*comm)->sliceBytes();
+      const bool rooted = args.coll == algorithms::Collective::kBroadcast ||
+                          args.coll == algorithms::Collective::kReduce;
+      if (rooted && (args.root < 0 || args.root >= (*comm)->nranks())) {
+        return invalidArgument("{}: root {} not in [0, {})", c->what, args.root, (*comm)->nranks());
+      }
+      auto run = simulator->collective(args);
+      if (!run) return run.status();
+      total += run->outcome.timeUs;
+      continue;
+    }
+    auto ops = p2pOps.find(handle);
+    if (ops == p2pOps.end()) continue;  // already counted with the comm's first one
+    auto out = simulator->pointToPoint((*comm)->rank(), ops->second);
+    if (!out) return out.status();
+    total += out->timeUs;
+    p2pOps.erase(ops);
+  }
+  return total;
+}
+
+using Calls = std::vector<std::variant<CollectiveCall, P2pCall>>;
+
+// Closes one level of the group (`who`: the function). At the outermost level, takes the group's
+// calls into `calls` and runs its inits; `outermost` says which. An error: the group's first.
+Status closeGroup(const char* who, Calls& calls, bool& outermost) {
+  outermost = false;
+  if (group.depth == 0) {
+    return Status(Code::kInvalidUsage, fmt::format("{} without a matching trncclGroupStart", who));
+  }
+  if (--group.depth > 0) return Status::ok();
+  outermost = true;
+  calls = std::move(group.calls);
+  auto inits = std::move(group.inits);
+  Status error = group.error;
+  group = Group{};
+  Status st = runInits(inits);
+  return error ? st : error;
+}
+
 trncclResult_t p2pCall(const char* what, bool send, void* buf, size_t count, trncclDataType_t type,
                        int peer, trncclComm_t comm, trnrtStream_t stream) {
   if (Status s = checkArgs(what, buf, buf, count, type, trncclSum, false); !s) return fail(s);
@@ -133,19 +198,32 @@ trncclResult_t trncclGroupStart(void) {
 }
 
 trncclResult_t trncclGroupEnd(void) {
-  if (group.depth == 0) {
-    return fail(trnccl::Status(trnccl::Code::kInvalidUsage,
-                               "trncclGroupEnd without a matching trncclGroupStart"));
-  }
-  if (--group.depth > 0) return trncclSuccess;
-  auto calls = std::move(group.calls);
-  auto inits = std::move(group.inits);
-  trnccl::Status error = group.error;
-  group = trnccl::api::Group{};
-  trnccl::Status st = trnccl::api::runInits(inits);
-  if (!error) st = error;
-  if (st) st = trnccl::api::issue(calls);
+  trnccl::api::Calls calls;
+  bool outermost = false;
+  trnccl::Status st = trnccl::api::closeGroup("trncclGroupEnd", calls, outermost);
+  if (st && outermost) st = trnccl::api::issue(calls);
   return st ? trncclSuccess : fail(st);
+}
+
+trncclResult_t trncclGroupSimulateEnd(trncclSimInfo_t* simInfo) {
+  if (simInfo == nullptr) {
+    return fail(trnccl::invalidArgument("trncclGroupSimulateEnd: simInfo is NULL"));
+  }
+  if (simInfo->magic != TRNCCL_SIM_INFO_MAGIC || simInfo->size < sizeof(trncclSimInfo_t)) {
+    return fail(trnccl::invalidArgument(
+        "trncclGroupSimulateEnd: simInfo was not set up with TRNCCL_SIM_INFO_INITIALIZER "
+        "(size {}, magic {:#x})",
+        simInfo->size, simInfo->magic));
+  }
+  trnccl::api::Calls calls;
+  bool outermost = false;
+  trnccl::Status st = trnccl::api::closeGroup("trncclGroupSimulateEnd", calls, outermost);
+  if (!st) return fail(st);
+  if (!outermost) return trncclSuccess;
+  auto us = trnccl::api::simulate(calls);
+  if (!us) return fail(us.status());
+  simInfo->estimatedTime = static_cast<float>(*us);
+  return trncclSuccess;
 }
 
 trncclResult_t trncclSend(const void* sendbuff, size_t count, trncclDataType_t datatype, int peer,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -28,6 +29,9 @@ struct trncclComm {
 
 namespace trnccl::api {
 
+// How long an abort or revoke lets running work notice before giving up on it.
+inline constexpr std::chrono::seconds kAbortGrace{5};
+
 trncclResult_t toResult(Code code);
 // Records `status` as this thread's last error (logged at WARN) and returns its code; inside a
 // group, also makes trncclGroupEnd fail.
@@ -36,9 +40,21 @@ trncclResult_t fail(const Status& status);
 inline trncclResult_t succeed() { return trncclSuccess; }
 // The communicator behind a handle, or an error if it cannot take work.
 Result<comm::Communicator*> usable(trncclComm_t comm);
+// The communicator behind a handle that initialised, revoked or failed or not (what
+// trncclCommShrink, trncclCommRevoke and trncclCommGetFailedRanks take).
+Result<comm::Communicator*> initialised(trncclComm_t comm);
 
+// A config from the user: made by TRNCCL_CONFIG_INITIALIZER, values in range (NULL is fine).
+Status checkConfig(const trncclConfig_t* config);
+// The options of a new communicator: `config` over the environment and defaults, or with
+// config NULL, `inherited` (a parent's) if given.
+comm::Config resolve(const trncclConfig_t* config, const comm::Config* inherited);
 // Runs a communicator's init and stores the outcome in the handle (blocking or deferred).
 void runInit(trncclComm* handle, bootstrap::UniqueId id, comm::Config config);
+// Initialises (blocking) rank `rank` of `nranks` of a communicator made from `parent` (split,
+// shrink) on the parent's device; on success stores it in *newcomm.
+trncclResult_t initChild(const comm::Communicator& parent, int nranks, int rank,
+                         bootstrap::UniqueId id, comm::Config config, trncclComm_t* newcomm);
 
 // Groups (group.cc): inside trncclGroupStart/End, calls are recorded and issued at the end.
 bool inGroup();

@@ -9,13 +9,10 @@
 using trnccl::Code;
 using trnccl::Status;
 using trnccl::api::fail;
+using trnccl::api::kAbortGrace;
 using trnccl::api::succeed;
 
-namespace {
-
-constexpr auto kAbortGrace = std::chrono::seconds(5);
-
-Status checkConfig(const trncclConfig_t* config) {
+Status trnccl::api::checkConfig(const trncclConfig_t* config) {
   if (config == nullptr) return Status::ok();
   if (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(trncclConfig_t)) {
     return trnccl::invalidArgument(
@@ -35,7 +32,14 @@ Status checkConfig(const trncclConfig_t* config) {
   return Status::ok();
 }
 
-}  // namespace
+trnccl::comm::Config trnccl::api::resolve(const trncclConfig_t* config,
+                                          const trnccl::comm::Config* inherited) {
+  if (config == nullptr) {
+    return inherited != nullptr ? *inherited : trnccl::comm::resolveConfig(1, 0, nullptr, nullptr);
+  }
+  return trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
+                                     config->transports, config->deterministic);
+}
 
 void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
                           trnccl::comm::Config cfg) {
@@ -47,6 +51,24 @@ void trnccl::api::runInit(trncclComm* handle, trnccl::bootstrap::UniqueId id,
     handle->initStatus = c.status();
   }
   handle->initializing.store(false);
+}
+
+trncclResult_t trnccl::api::initChild(const trnccl::comm::Communicator& parent, int nranks,
+                                      int rank, trnccl::bootstrap::UniqueId id,
+                                      trnccl::comm::Config cfg, trncclComm_t* newcomm) {
+  cfg.blocking = true;
+  auto* handle = new trncclComm();
+  handle->nranks = nranks;
+  handle->rank = rank;
+  handle->device = parent.device();
+  runInit(handle, id, cfg);
+  if (!handle->impl) {
+    Status s = handle->initStatus;
+    delete handle;
+    return fail(s);
+  }
+  *newcomm = handle;
+  return trncclSuccess;
 }
 
 namespace {
@@ -108,14 +130,10 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
     return fail(
         trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
   }
-  if (Status s = checkConfig(config); !s) return fail(s);
+  if (Status s = trnccl::api::checkConfig(config); !s) return fail(s);
   auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
-  trnccl::comm::Config cfg =
-      config == nullptr
-          ? trnccl::comm::resolveConfig(1, 0, nullptr, nullptr)
-          : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
-                                        config->transports, config->deterministic);
+  trnccl::comm::Config cfg = trnccl::api::resolve(config, nullptr);
   auto* handle = new trncclComm();
   handle->nranks = nranks;
   handle->rank = rank;
@@ -213,6 +231,7 @@ trncclResult_t trncclCommGetAsyncError(trncclComm_t comm, trncclResult_t* asyncE
   } else if (!comm->impl) {
     *asyncError = trnccl::api::toResult(comm->initStatus.code());
   } else {
+    comm->impl->poll();  // a failure or revoke the root reported since
     *asyncError = trnccl::api::toResult(comm->impl->asyncError().code());
   }
   return succeed();

@@ -48,10 +48,8 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
                                 "TRNCCL_SPLIT_NOCOLOR",
                                 color));
   }
-  if (config != nullptr &&
-      (config->magic != TRNCCL_CONFIG_MAGIC || config->size != sizeof(*config))) {
-    return fail(trnccl::invalidArgument(
-        "trncclCommSplit: config was not initialized with TRNCCL_CONFIG_INITIALIZER"));
+  if (Status s = trnccl::api::checkConfig(config); !s) {
+    return fail(Status(s.code(), "trncclCommSplit: " + s.message()));
   }
   trnccl::comm::Communicator& p = **parent;
   SplitEntry mine{.color = color, .key = key};
@@ -75,23 +73,8 @@ extern "C" trncclResult_t trncclCommSplit(trncclComm_t comm, int color, int key,
 
   auto id = trnccl::bootstrap::UniqueId::decode((*round2)[members.front()].id.data());
   if (!id) return fail(id.status());
-  trnccl::comm::Config cfg =
-      config == nullptr
-          ? p.config()
-          : trnccl::comm::resolveConfig(config->blocking, config->timeoutMs, config->topology,
-                                        config->transports, config->deterministic);
-  cfg.blocking = true;
-  auto* handle = new trncclComm();
-  handle->nranks = static_cast<int>(members.size());
-  handle->rank =
+  trnccl::comm::Config cfg = trnccl::api::resolve(config, &p.config());
+  int rank =
       static_cast<int>(std::find(members.begin(), members.end(), p.rank()) - members.begin());
-  handle->device = p.device();
-  trnccl::api::runInit(handle, *id, cfg);
-  if (!handle->impl) {
-    Status s = handle->initStatus;
-    delete handle;
-    return fail(s);
-  }
-  *newcomm = handle;
-  return trncclSuccess;
+  return trnccl::api::initChild(p, static_cast<int>(members.size()), rank, *id, cfg, newcomm);
 }

@@ -24,13 +24,6 @@ namespace {
 constexpr std::chrono::milliseconds kDefaultTimeout{120000};
 constexpr std::chrono::milliseconds kGoodbyeTimeout{1000};
 
-Code codeFromWire(int32_t arg) {
-  if (arg <= static_cast<int32_t>(Code::kOk) || arg > static_cast<int32_t>(Code::kTimeout)) {
-    return Code::kRemoteError;
-  }
-  return static_cast<Code>(arg);
-}
-
 }  // namespace
 
 struct Bootstrap::Impl {
@@ -82,7 +75,7 @@ Result<wire::Header> Bootstrap::Impl::receive(wire::Type expected, uint64_t maxL
   if (error) {
     std::string text(h.length, '\0');
     TRN_TRY(socket.read(text.data(), text.size(), op));
-    return Status(codeFromWire(h.arg), text, h.rank);
+    return Status(wire::codeFromWire(h.arg), text, h.rank);
   }
   if (h.type != expected) {
     return Status(Code::kRemoteError,
@@ -210,9 +203,19 @@ Status Bootstrap::checkRoot() {
   }
   size_t text = std::min<size_t>(h.length, n - wire::kHeaderBytes);
   std::string message(reinterpret_cast<const char*>(buf.data() + wire::kHeaderBytes), text);
-  return impl_->fail(Status(codeFromWire(h.arg), message, h.rank));
+  return impl_->fail(Status(wire::codeFromWire(h.arg), message, h.rank));
 }
 
 void Bootstrap::abort() { impl_->socket.abort(); }
+
+void Bootstrap::revoke() {
+  std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
+  if (lock.owns_lock() && impl_->ready && impl_->broken.isOk() && !impl_->socket.aborted()) {
+    Status s = impl_->send(wire::Type::kRevoke, {},
+                           impl_->op(Deadline::after(kGoodbyeTimeout), "revoking"));
+    if (!s) TRN_INFO(kBoot, "{}", s.message());
+  }
+  impl_->socket.abort();
+}
 
 }  // namespace trnccl::bootstrap

@@ -67,6 +67,10 @@ class Bootstrap : public transport::OobChannel {
   Status checkRoot();
   // Unblocks any wait of this bootstrap from another thread; later calls fail.
   void abort();
+  // Tells the root this rank revoked the communicator (it then fails every rank with that
+  // message), then aborts. While an exchange holds the connection, aborting alone tells the
+  // root too (it reports this rank as disconnected). Any thread; bounded by 1 s.
+  void revoke();
 
  private:
   struct Impl;

@@ -11,6 +11,12 @@
 //   root -> rank   kResult   payload = all contributions, rank order
 //   rank -> root   kGoodbye  no payload; the rank is done
 //   root -> rank   kError    rank = the rank the error concerns (-1: none), payload = message
+//   rank -> root   kRevoke   no payload; the rank revoked the communicator (trncclCommRevoke)
+// On a rank's recovery port, for a shrink (recovery.h):
+//   rank -> leader kShrinkAsk rank (in the parent), arg = n, idMagic = the parent's magic,
+//                             payload = u32 attempt, then the n excluded ranks, ascending, u32
+//   leader -> rank kShrinkId  payload = the new communicator's trncclUniqueId (128 bytes);
+//                             or kError
 #pragma once
 
 #include <array>
@@ -20,6 +26,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/status.h"
 #include "transports/net/wire.h"
 
 namespace trnccl::bootstrap::wire {
@@ -39,6 +46,9 @@ enum class Type : uint16_t {
   kResult = 4,
   kGoodbye = 5,
   kError = 6,
+  kRevoke = 7,
+  kShrinkAsk = 8,
+  kShrinkId = 9,
 };
 
 struct Header {
@@ -82,6 +92,14 @@ inline Header decode(const HeaderBytes& in) {
 inline constexpr transport::net::Protocol kProtocol{"bootstrap", kProtoMagic, kProtoVersion};
 inline transport::net::HeaderCheck check(const Header& h, uint64_t maxLength) {
   return transport::net::checkHeader(kProtocol, {h.protoMagic, h.version, h.length}, maxLength);
+}
+
+// The Code an error frame carries in `arg`; anything out of range reads as a remote error.
+inline Code codeFromWire(int32_t arg) {
+  if (arg <= static_cast<int32_t>(Code::kOk) || arg > static_cast<int32_t>(Code::kTimeout)) {
+    return Code::kRemoteError;
+  }
+  return static_cast<Code>(arg);
 }
 
 inline void putU64(std::byte* at, uint64_t v) { bytes::put<uint64_t>(at, v); }

@@ -1,6 +1,7 @@
 // The bootstrap root after check-in (root_impl.h): it relays allGather rounds (barrier is an
-// empty one) and collects goodbyes. A rank that sends anything else, or leaves without a
-// goodbye, fails the communicator (onLost, bootstrap_root.cc).
+// empty one), collects goodbyes, and fails every rank when one revokes the communicator. A rank
+// that sends anything else, or leaves without a goodbye, fails the communicator (onLost,
+// bootstrap_root.cc).
 #include <boost/asio/read.hpp>
 
 #include "bootstrap/root_impl.h"
@@ -14,8 +15,8 @@ void RootService::Impl::readFrame(const ConnPtr& c) {
     wire::Header h = wire::decode(c->inHeader);
     net::HeaderCheck check = wire::check(h, wire::kMaxGatherBytes);
     if (!check.ok()) return onLost(c, fmt::format("sent an invalid frame: {}", check.problem));
-    if ((h.type != wire::Type::kGather && h.type != wire::Type::kGoodbye) ||
-        (h.type == wire::Type::kGoodbye && h.length != 0)) {
+    bool empty = h.type == wire::Type::kGoodbye || h.type == wire::Type::kRevoke;
+    if ((h.type != wire::Type::kGather && !empty) || (empty && h.length != 0)) {
       return onLost(c, fmt::format("sent an invalid frame (type {}, {} bytes)",
                                    static_cast<int>(h.type), h.length));
     }
@@ -32,6 +33,12 @@ void RootService::Impl::onFrame(const ConnPtr& c, const wire::Header& h) {
   if (!c->open()) return;
   if (phase_ == Phase::kDone) return readFrame(c);  // failed: wait for the rank to close
   if (h.type == wire::Type::kGoodbye) return onGoodbye(c);
+  if (h.type == wire::Type::kRevoke) {
+    // The rank is alive and says the communicator is broken: every rank must stop using it.
+    return failAll(
+        Code::kRemoteError, c->rank,
+        fmt::format("bootstrap: rank {} revoked the communicator (trncclCommRevoke)", c->rank));
+  }
   if (phase_ != Phase::kServing) return onLost(c, "sent allGather before init completed");
   onGather(c);
 }

@@ -1,7 +1,6 @@
 #include "comm/communicator.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "comm/peer_info.h"
 #include "common/log.h"
@@ -41,20 +40,20 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const bootstrap::Unique
 Status Communicator::connect(const bootstrap::UniqueId& id) {
   Deadline deadline = Deadline::after(config_.initTimeout);
   if (id.fromEnv && rank_ == 0) TRN_TRY(bootstrap::ensureRoot(id));
-  transport::PeerInfo self = makeSelfInfo(rank_, device_);
-  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, std::as_bytes(std::span(&self, 1)),
-                                            deadline);
+  openRecoveryPort();
+  RankCard self{makeSelfInfo(rank_, device_),
+                recovery_ ? recovery_->address() : bootstrap::RecoveryAddress{}};
+  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, self.encode(), deadline);
   if (!boot) return boot.status();
   bootstrap_ = std::move(*boot);
   bootstrap_->setTimeout(config_.initTimeout);
   peers_.resize(nranks_);
+  recoveryAddresses_.resize(nranks_);
   for (int r = 0; r < nranks_; ++r) {
-    const auto& blob = bootstrap_->infos()[r];
-    if (blob.size() != sizeof(transport::PeerInfo)) {
-      return internalError("bootstrap: rank {} sent a peer record of {} bytes, expected {}", r,
-                           blob.size(), sizeof(transport::PeerInfo));
-    }
-    std::memcpy(&peers_[r], blob.data(), sizeof(transport::PeerInfo));
+    auto card = RankCard::decode(bootstrap_->infos()[r], r);
+    if (!card) return card.status();
+    peers_[r] = card->info;
+    recoveryAddresses_[r] = card->recovery;
   }
   transport::SetupContext ctx;
   ctx.rank = rank_;
@@ -103,6 +102,7 @@ Communicator::~Communicator() {
   // Transports go first: their segments and sockets must not outlive the job's bootstrap.
   transports_.reset();
   bootstrap_.reset();
+  recovery_.reset();
 }
 
 uint64_t Communicator::beginTask(bool collective) {

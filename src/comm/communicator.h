@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "bootstrap/recovery.h"
 #include "comm/config.h"
 #include "comm/transport_set.h"
 #include "common/status.h"
@@ -63,10 +64,26 @@ class Communicator {
   // Records `s` as the async error unless one is set already (also used by check.cc).
   void setAsyncError(const Status& s);
 
+  // Recovery (recovery.cc; bootstrap/recovery.h). revoke() declares the communicator broken on
+  // every rank: this rank's running work fails now and the API refuses its later calls; the
+  // root tells the others, whose waits fail within a peer check. Idempotent, any thread.
+  void revoke();
+  bool revoked() const { return revoked_.load(); }
+  // Non-blocking: takes a failure or revoke the root reported into the async error, and drains
+  // the recovery port's backlog (trncclCommGetAsyncError).
+  void poll();
+  // The peers whose process is gone or that cannot be reached, probed now (bounded, ~1 s).
+  std::vector<int> failedRanks();
+  // The id of the communicator of every rank not in `excluded` (ascending), agreed with those
+  // ranks through the first of them, which creates it. Collective over those ranks.
+  Result<bootstrap::UniqueId> shrinkId(const std::vector<int>& excluded, Deadline deadline);
+
  private:
   Communicator() = default;
   Status connect(const bootstrap::UniqueId& id);
   void groupInstancesByHost();
+  void openRecoveryPort();
+  std::chrono::milliseconds probeTimeout() const;
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -77,6 +94,8 @@ class Communicator {
   std::vector<transport::PeerInfo> peers_;
   Doorbell bell_;
   std::unique_ptr<TransportSet> transports_;
+  std::unique_ptr<bootstrap::RecoveryPort> recovery_;          // null if it could not be opened
+  std::vector<bootstrap::RecoveryAddress> recoveryAddresses_;  // every rank's, by rank
   size_t sliceBytes_ = 64 * 1024;
   plan::TopologyView topology_;
   std::string lastPlanned_;
@@ -84,6 +103,7 @@ class Communicator {
   std::atomic<uint64_t> nextSeq_{0};
   std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker
   std::atomic<bool> aborted_{false};
+  std::atomic<bool> revoked_{false};
   mutable std::mutex mu_;
   std::condition_variable idle_;
   int inFlight_ = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -43,6 +44,26 @@ transport::PeerInfo makeSelfInfo(int rank, int device) {
   }
   info.hostHash = fnv1a(hostKey);
   return info;
+}
+
+std::vector<std::byte> RankCard::encode() const {
+  std::vector<std::byte> blob(sizeof(info) + bootstrap::RecoveryAddress::kBytes);
+  std::memcpy(blob.data(), &info, sizeof(info));
+  auto address = recovery.encode();
+  std::memcpy(blob.data() + sizeof(info), address.data(), address.size());
+  return blob;
+}
+
+Result<RankCard> RankCard::decode(std::span<const std::byte> blob, int rank) {
+  if (blob.size() != sizeof(transport::PeerInfo) + bootstrap::RecoveryAddress::kBytes) {
+    return internalError("bootstrap: rank {} sent a peer record of {} bytes, expected {}", rank,
+                         blob.size(),
+                         sizeof(transport::PeerInfo) + bootstrap::RecoveryAddress::kBytes);
+  }
+  RankCard card;
+  std::memcpy(&card.info, blob.data(), sizeof(card.info));
+  card.recovery = bootstrap::RecoveryAddress::decode(blob.subspan(sizeof(card.info)));
+  return card;
 }
 
 }  // namespace trnccl::comm

@@ -140,22 +140,33 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
   m.interBandwidth = m.railBandwidth / m.ranksPerRail;
 }
 
+// TRNCCL_EMU_RANKS_PER_NODE: ranks per emulated instance (0: unset, the description's).
+int emuRanksPerInstance(const topology::Topology& topo, int nranks) {
+  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
+  if (k <= 0) return 0;
+  TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks, k,
+           topo.name);
+  return static_cast<int>(k);
+}
+
 }  // namespace
 
 Result<topology::Layout> layoutFromEnv(const topology::Topology& topo, int nranks) {
-  int64_t k = env::getInt("TRNCCL_EMU_RANKS_PER_NODE", 0);
-  if (k > 0) {
-    TRN_INFO(kInit, "TRNCCL_EMU_RANKS_PER_NODE={}: {} ranks as instances of {} on {}", k, nranks, k,
-             topo.name);
-  }
-  return topology::makeLayout(topo, nranks, k > 0 ? static_cast<int>(k) : 0);
+  return topology::makeLayout(topo, nranks, emuRanksPerInstance(topo, nranks));
 }
 
 Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks) {
   auto topo = topology::loadTopology(nameOrPath);
   if (!topo) return topo.status();
-  auto layout = layoutFromEnv(*topo, nranks);
-  if (!layout) return layout.status();
+  return viewTopology(*topo, nranks, emuRanksPerInstance(*topo, nranks));
+}
+
+Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
+                                  int ranksPerInstance) {
+  auto layoutOr = topology::makeLayout(topoIn, nranks, ranksPerInstance);
+  if (!layoutOr) return layoutOr.status();
+  auto topo = std::make_shared<const topology::Topology>(topoIn);
+  auto layout = std::make_shared<const topology::Layout>(std::move(*layoutOr));
   auto shape = std::make_shared<algorithms::Shape>();
   // The instances of a 3D torus join at same-coordinate chips only: their rows are no 2D torus
   // together (torus3d runs there).
@@ -179,7 +190,7 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
     m.intraLatencyUs = topo->fabric.link.latencyUs;
     m.intraBandwidth = topo->fabric.link.bandwidthGbps;
   } else {
-    m.intraLatencyUs = 0.5;  // cores of one chip: on-chip DMA
+    m.intraLatencyUs = topology::kOnChipLatencyUs;  // cores of one chip: on-chip DMA
     m.intraBandwidth = topo->device.hbmBandwidthGbps;
   }
   if (topo->network) {
@@ -195,6 +206,8 @@ Result<TopologyView> describeTopology(const std::string& nameOrPath, int nranks)
       topo->name, nranks, layout->instances, layout->ranksPerInstance, shape->torus.numRows(),
       shape->torus.numCols(), shape->instances.numRows(), shape->instances.numCols(), m.meshHops,
       shape->rings.size(), m.ranksPerRail);
+  view.topology = std::move(topo);
+  view.layout = std::move(layout);
   return view;
 }
 

@@ -21,7 +21,8 @@ constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
 // The state of one step while it runs.
 class StepRun {
  public:
-  StepRun(const Schedule& s, const Step& step) : s_(s), step_(step) {
+  StepRun(const Schedule& s, const Step& step, const ScratchMemory& scratch)
+      : s_(s), step_(step), src_(scratch.map(step.src)), dst_(scratch.map(step.dst)) {
     elem_ = device::dataTypeSize(s.type);
     bytes_ = step.count * elem_;
   }
@@ -29,13 +30,13 @@ class StepRun {
   Status begin(const ExecContext& ctx, std::vector<uint32_t>& sendIdx,
                std::vector<uint32_t>& recvIdx) {
     if (step_.prim == Primitive::kCopy) {
-      if (step_.dst != step_.src) std::memmove(step_.dst, step_.src, bytes_);
+      if (dst_ != src_) std::memmove(dst_, src_, bytes_);
       recvDone_ = sendDone_ = true;
       return Status::ok();
     }
     if (step_.prim == Primitive::kReduce) {  // dst = dst (op) src: the accumulator comes first
-      device::reduce(s_.type, s_.op, step_.dst, step_.dst, step_.src, step_.count);
-      if (step_.postOp) device::divide(s_.type, step_.dst, step_.dst, step_.count, s_.nranks);
+      device::reduce(s_.type, s_.op, dst_, dst_, src_, step_.count);
+      if (step_.postOp) device::divide(s_.type, dst_, dst_, step_.count, s_.nranks);
       recvDone_ = sendDone_ = true;
       return Status::ok();
     }
@@ -78,7 +79,7 @@ class StepRun {
       // Both destinations of a duplicated write take the same bytes as they are produced.
       const size_t ready = receives(step_.prim) ? produced_ : bytes_;
       const auto* from =
-          static_cast<const std::byte*>(step_.prim == Primitive::kSend ? step_.src : step_.dst);
+          static_cast<const std::byte*>(step_.prim == Primitive::kSend ? src_ : dst_);
       bool all = true;
       for (Outgoing& o : out_) {
         if (o.conn == nullptr) continue;
@@ -95,7 +96,7 @@ class StepRun {
   // transport's buffer wraps anywhere); a partial element waits in carry_.
   void consume(size_t off, const std::byte* p, size_t n) {
     if (step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend) {
-      std::memcpy(static_cast<std::byte*>(step_.dst) + off, p, n);
+      std::memcpy(static_cast<std::byte*>(dst_) + off, p, n);
       produced_ = off + n;
       return;
     }
@@ -137,8 +138,8 @@ class StepRun {
   }
 
   void applyAligned(size_t off, const std::byte* in, size_t elems) {
-    auto* dst = static_cast<std::byte*>(step_.dst) + off;
-    const auto* src = static_cast<const std::byte*>(step_.src) + off;
+    auto* dst = static_cast<std::byte*>(dst_) + off;
+    const auto* src = static_cast<const std::byte*>(src_) + off;
     device::reduce(s_.type, s_.op, dst, src, in, elems);
     if (step_.postOp) device::divide(s_.type, dst, dst, elems, s_.nranks);
     produced_ = off + elems * elem_;
@@ -146,6 +147,8 @@ class StepRun {
 
   const Schedule& s_;
   const Step& step_;
+  const void* src_;  // the step's addresses, scratch space mapped to memory
+  void* dst_;
   size_t elem_ = 1;
   size_t bytes_ = 0;
   // One destination of the step's sends.
@@ -242,6 +245,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
   if (log::enabled(log::Level::kTrace, log::kSched)) {
     TRN_TRACE(kSched, "{} rank {}: {}", ctx.what, ctx.rank, schedule.dump());
   }
+  const ScratchMemory scratch(schedule.scratchBytes());
   std::vector<uint32_t> sendIdx(ctx.conns.size()), recvIdx(ctx.conns.size());
   std::vector<Connection*> unfinished;  // connections that may still read a source buffer
   const auto& steps = schedule.steps();
@@ -251,7 +255,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     std::vector<std::unique_ptr<StepRun>> runs;
     std::vector<int> peers;
     for (size_t i = first; i <= last; ++i) {
-      runs.push_back(std::make_unique<StepRun>(schedule, steps[i]));
+      runs.push_back(std::make_unique<StepRun>(schedule, steps[i], scratch));
       TRN_TRY(runs.back()->begin(ctx, sendIdx, recvIdx));
       for (int p : {steps[i].recvPeer, steps[i].sendPeer, steps[i].sendPeer2}) {
         if (p >= 0) peers.push_back(p);

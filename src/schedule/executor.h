@@ -36,7 +36,8 @@ struct ExecContext {
 // Executes `schedule` step by step (steps joined by withNext together). Transfers stream: a
 // forwarding primitive sends each piece as soon as it was received and reduced. A step is over
 // once everything was received and everything was handed to the transport; before returning,
-// execute() waits until the transports no longer need any source buffer.
+// execute() waits until the transports no longer need any source buffer. The schedule's scratch
+// space (Schedule::allocScratch) is backed by memory for the duration of the call.
 //
 // Rule for algorithms: a region handed to a send must not be written by a later step of the
 // same schedule unless that write is causally after the peer received it (true of the ring).

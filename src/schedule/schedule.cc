@@ -35,20 +35,23 @@ bool sends(Primitive p) {
          p == Primitive::kRecvReduceCopySend || p == Primitive::kRecvCopySend;
 }
 
-void Schedule::add(Step step) { addGroup({step}); }
+void Schedule::add(const Step& step) { addGroup({&step, 1}); }
 
-void Schedule::addGroup(std::vector<Step> group) {
-  std::erase_if(group, [](const Step& st) { return st.count == 0; });
-  for (size_t i = 0; i < group.size(); ++i) {
-    group[i].withNext = i + 1 < group.size();
-    steps_.push_back(group[i]);
+void Schedule::addGroup(std::span<const Step> group) {
+  const size_t before = steps_.size();
+  for (const Step& st : group) {
+    if (st.count == 0) continue;
+    steps_.push_back(st);
+    steps_.back().withNext = true;
   }
+  if (steps_.size() > before) steps_.back().withNext = false;
 }
 
 std::byte* Schedule::allocScratch(size_t bytes) {
-  if (!scratch_) scratch_ = std::make_shared<std::vector<std::unique_ptr<std::byte[]>>>();
-  scratch_->push_back(std::make_unique_for_overwrite<std::byte[]>(bytes));  // no zero fill
-  return scratch_->back().get();
+  constexpr size_t kAlign = 64;
+  auto* region = reinterpret_cast<std::byte*>(kScratchBase + scratchBytes_);
+  scratchBytes_ += (bytes + kAlign - 1) / kAlign * kAlign;
+  return region;
 }
 
 std::string Schedule::dump() const {

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,22 +69,49 @@ class Schedule {
   bool p2p = false;
 
   // Adds a group of one step (nothing when its count is 0).
-  void add(Step step);
+  void add(const Step& step);
   // Adds `group` as one group: its non-empty steps, in order, run concurrently. A group whose
   // steps are all empty adds nothing.
-  void addGroup(std::vector<Step> group);
+  void addGroup(std::span<const Step> group);
+  void addGroup(std::initializer_list<Step> group) { addGroup({group.begin(), group.size()}); }
   const std::vector<Step>& steps() const { return steps_; }
 
-  // Reserves `bytes` of new scratch and returns it (valid as long as the schedule).
+  // Reserves `bytes` of scratch (partial sums that are forwarded but not kept) and returns its
+  // address in this schedule's scratch space. The schedule only records the space: the
+  // executor backs it with memory while it runs the schedule (ScratchMemory), so building a
+  // schedule allocates none, and a simulator can build the schedules of thousands of ranks.
   std::byte* allocScratch(size_t bytes);
+  // Bytes of scratch space the steps use (regions 64-byte aligned).
+  size_t scratchBytes() const { return scratchBytes_; }
 
   std::string dump() const;
 
  private:
   std::vector<Step> steps_;
-  // Scratch memory owned by the schedule (partial sums that are forwarded but not kept);
-  // shared so that copies of the schedule (it travels into a stream task) stay cheap.
-  std::shared_ptr<std::vector<std::unique_ptr<std::byte[]>>> scratch_;
+  size_t scratchBytes_ = 0;
+};
+
+// The scratch space of every schedule starts at this address, which no real buffer has: it
+// is above every user-space address of 64-bit Linux (at most 2^56 with 5-level paging), so
+// an address of the space never aliases memory a step reads or writes otherwise.
+inline constexpr uintptr_t kScratchBase = uintptr_t{1} << 62;
+inline bool inScratchSpace(const void* p) { return reinterpret_cast<uintptr_t>(p) >= kScratchBase; }
+
+// Memory behind one schedule's scratch space while the executor runs it: map() turns an
+// address of the space into the memory's, and leaves any other address alone.
+class ScratchMemory {
+ public:
+  explicit ScratchMemory(size_t bytes)
+      : memory_(bytes > 0 ? std::make_unique_for_overwrite<std::byte[]>(bytes) : nullptr) {}
+  template <typename T>
+  T* map(T* p) const {
+    if (!inScratchSpace(p)) return p;
+    const uintptr_t off = reinterpret_cast<uintptr_t>(p) - kScratchBase;
+    return reinterpret_cast<T*>(memory_.get() + off);
+  }
+
+ private:
+  std::unique_ptr<std::byte[]> memory_;  // no zero fill: partial sums are written first
 };
 
 }  // namespace trnccl::schedule

@@ -4,7 +4,8 @@
 // begin, received pieces are reduced or copied as they arrive, forwarding primitives send what
 // they produced so far, and a step is over once all its bytes were received and taken by the
 // FIFOs. It polls the ranks round-robin until every schedule finished, or until no rank can
-// move: a deadlock, which it describes. For unit tests of schedules at rank counts threads
+// move: a deadlock, which it describes. Each rank's scratch space is backed by memory, as the
+// executor backs it. For unit tests of schedules at rank counts threads
 // could not run (hundreds of ranks), with the data checked afterwards.
 #pragma once
 
@@ -28,7 +29,10 @@ class ScheduleRunner {
   static constexpr size_t kMessageOverhead = 64;
 
   ScheduleRunner(const std::vector<schedule::Schedule>& schedules, size_t fifoBytes)
-      : s_(schedules), fifoBytes_(fifoBytes), ranks_(schedules.size()) {}
+      : s_(schedules), fifoBytes_(fifoBytes), ranks_(schedules.size()) {
+    scratch_.reserve(schedules.size());
+    for (const schedule::Schedule& s : schedules) scratch_.emplace_back(s.scratchBytes());
+  }
 
   // True when every schedule finished; otherwise `stuck()` says where each rank waits. Polls a
   // rank again only when it moved or a FIFO it uses changed (the peers it touched are woken).
@@ -89,6 +93,8 @@ class ScheduleRunner {
   };
   struct Run {
     const schedule::Step* step = nullptr;
+    const void* src = nullptr;  // the step's addresses, scratch space mapped to memory
+    void* dst = nullptr;
     size_t bytes = 0, received = 0, produced = 0;
     size_t sent[2] = {0, 0};
     Message* out[2] = {nullptr, nullptr};
@@ -114,6 +120,8 @@ class ScheduleRunner {
     for (size_t i = k.first; i <= k.last; ++i) {
       Run run;
       run.step = &steps[i];
+      run.src = scratch_[r].map(steps[i].src);
+      run.dst = scratch_[r].map(steps[i].dst);
       run.bytes = steps[i].count * elem;
       beginLocal(r, run);
       if (schedule::receives(run.step->prim)) {
@@ -139,10 +147,10 @@ class ScheduleRunner {
   void beginLocal(size_t r, Run& run) {
     const schedule::Step& st = *run.step;
     if (st.prim == schedule::Primitive::kCopy) {
-      if (st.dst != st.src) std::memmove(st.dst, st.src, run.bytes);
+      if (run.dst != run.src) std::memmove(run.dst, run.src, run.bytes);
     } else if (st.prim == schedule::Primitive::kReduce) {
-      device::reduce(s_[r].type, s_[r].op, st.dst, st.dst, st.src, st.count);
-      if (st.postOp) device::divide(s_[r].type, st.dst, st.dst, st.count, s_[r].nranks);
+      device::reduce(s_[r].type, s_[r].op, run.dst, run.dst, run.src, st.count);
+      if (st.postOp) device::divide(s_[r].type, run.dst, run.dst, st.count, s_[r].nranks);
     }
   }
 
@@ -200,7 +208,7 @@ class ScheduleRunner {
     const bool forwards = schedule::receives(st.prim);
     const size_t ready = forwards ? run.produced : run.bytes;
     const auto* from = static_cast<const std::byte*>(
-        st.prim == schedule::Primitive::kSend ? st.src : static_cast<const void*>(st.dst));
+        st.prim == schedule::Primitive::kSend ? run.src : static_cast<const void*>(run.dst));
     for (int j = 0; j < 2; ++j) {
       if (run.out[j] == nullptr || run.sent[j] >= ready) continue;
       Fifo& f = *run.outFifo[j];
@@ -218,12 +226,12 @@ class ScheduleRunner {
 
   void consume(size_t r, Run& run, const std::byte* p, size_t n) {
     const schedule::Step& st = *run.step;
-    auto* dst = static_cast<std::byte*>(st.dst) + run.received;
+    auto* dst = static_cast<std::byte*>(run.dst) + run.received;
     if (st.prim == schedule::Primitive::kRecv || st.prim == schedule::Primitive::kRecvCopySend) {
       std::memcpy(dst, p, n);
     } else {
       const size_t elem = device::dataTypeSize(s_[r].type);
-      const auto* src = static_cast<const std::byte*>(st.src) + run.received;
+      const auto* src = static_cast<const std::byte*>(run.src) + run.received;
       device::reduce(s_[r].type, s_[r].op, dst, src, p, n / elem);
       if (st.postOp) device::divide(s_[r].type, dst, dst, n / elem, s_[r].nranks);
     }
@@ -233,6 +241,7 @@ class ScheduleRunner {
 
   const std::vector<schedule::Schedule>& s_;
   size_t fifoBytes_;
+  std::vector<schedule::ScratchMemory> scratch_;  // per rank, behind its schedule's scratch
   std::vector<Rank> ranks_;
   std::map<std::pair<int, int>, Fifo> fifos_;
   std::vector<bool> queued_;  // in the ready queue

@@ -63,16 +63,29 @@ def refusals():
 
 
 def premul_sum():
-    op = dist._make_nccl_premul_sum(2.0)
-    return expect_error(lambda: dist.all_reduce(torch.ones(2), op=op), "ReduceOp.PREMUL_SUM",
-                        "trncclRedOpCreatePreMulSum")
+    # Each rank's input is multiplied by the factor before the sum (a double or a tensor factor).
+    rank, world = dist.get_rank(), dist.get_world_size()
+    t = torch.full((5,), float(rank + 1))
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
+    assert torch.equal(t, torch.full((5,), 2.0 * world * (world + 1) / 2)), t
+    h = torch.full((3,), rank + 1, dtype=torch.float64)
+    dist.all_reduce(h, op=dist._make_nccl_premul_sum([torch.tensor([0.5])]))
+    assert torch.equal(h, torch.full((3,), 0.5 * world * (world + 1) / 2, dtype=torch.float64)), h
+    out = torch.empty(2)
+    dist.reduce_scatter(out, [torch.full((2,), float(r + rank)) for r in range(world)],
+                        op=dist._make_nccl_premul_sum(3.0))
+    expect = 3.0 * sum(rank + r for r in range(world))
+    assert torch.equal(out, torch.full((2,), expect)), out
+    return expect_error(lambda: dist.all_reduce(torch.ones(2, dtype=torch.bool),
+                                                op=dist._make_nccl_premul_sum(2.0)),
+                        "ReduceOp.PREMUL_SUM", "bool tensors")
 
 
 def test_refusals_name_the_problem_and_issue_nothing(pools):
     pools(2).run(refusals)
 
 
-def test_premul_sum_is_refused_until_the_c_api_has_it(pools):
+def test_premul_sum_multiplies_each_input_by_its_factor(pools):
     pools(2).run(premul_sum)
 
 

@@ -70,6 +70,38 @@ TEST(ScheduleGroups, WithNextIsTheContainers) {
   EXPECT_EQ(groups(s), (std::vector<std::vector<int>>{{1}, {3, 2}, {4}}));
 }
 
+// Scratch is recorded, not allocated: regions are addresses of the schedule's scratch space,
+// 64-byte aligned and disjoint, and only ScratchMemory (the executor's) puts memory behind them.
+TEST(ScheduleScratch, RecordedNotAllocated) {
+  Schedule s;
+  std::byte* a = s.allocScratch(100);
+  std::byte* b = s.allocScratch(1);
+  EXPECT_TRUE(inScratchSpace(a));
+  EXPECT_TRUE(inScratchSpace(b));
+  EXPECT_EQ(b - a, 128);
+  EXPECT_EQ(s.scratchBytes(), 192u);
+  // Terabytes of scratch cost a schedule nothing until it runs.
+  s.allocScratch(size_t{1} << 42);
+  EXPECT_EQ(s.scratchBytes(), 192u + (size_t{1} << 42));
+}
+
+TEST(ScheduleScratch, MemoryMapsOnlyTheScratchSpace) {
+  Schedule s;
+  std::byte* a = s.allocScratch(64);
+  std::byte* b = s.allocScratch(64);
+  ScratchMemory memory(s.scratchBytes());
+  std::byte* ma = memory.map(a);
+  std::byte* mb = memory.map(b);
+  EXPECT_FALSE(inScratchSpace(ma));
+  EXPECT_EQ(mb - ma, 64);
+  ma[63] = std::byte{7};  // real, writable memory (ASan would flag anything else)
+  mb[0] = std::byte{9};
+  EXPECT_EQ(ma[63], std::byte{7});
+  int local = 0;
+  EXPECT_EQ(memory.map(&local), &local);  // a real buffer is left alone
+  EXPECT_EQ(memory.map(static_cast<void*>(nullptr)), nullptr);
+}
+
 // The local reduction neither receives nor sends; a duplicated write shows both destinations.
 TEST(Primitives, LocalReduceAndDuplicatedWrite) {
   EXPECT_FALSE(receives(Primitive::kReduce));

@@ -1,0 +1,400 @@
+#include "sim/engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/event_queue.h"
+
+namespace trnccl::sim {
+namespace {
+
+using schedule::Primitive;
+
+constexpr double kUnknown = -1;  // a time not known yet (times are >= 0)
+constexpr uint32_t kNone = UINT32_MAX;
+
+// Steps that run on the rank alone, when their group begins.
+bool local(Primitive p) { return p == Primitive::kCopy || p == Primitive::kReduce; }
+
+// One message on a directed connection, from the first side that begins it until both sides
+// are done with it. One cache line: a large mesh round has millions in flight, each touched at
+// scattered moments.
+struct alignas(64) Msg {
+  double sendReady = kUnknown;   // its data is at the sender (a forward: the first piece is)
+  double recvPosted = kUnknown;  // the receiver began the step that receives it
+  double start = kUnknown;       // the last hop carries it from start (known once reserved) ...
+  double bound = 0;    // ... to bound; before that, the next hop ends no earlier than bound
+  uint64_t bytes = 0;  // as the side that began it first says; the other must agree
+  int32_t conn = -1;
+  uint32_t sendStep = kNone, recvStep = kNone;  // Program::steps() indices
+  int32_t forward = -1;                         // the message its receiving step forwards into
+  int32_t next = -1;                            // the connection's queue, or the free list
+  uint8_t hop = 0;                              // the next hop of its route to reserve
+  bool started = false;                         // its first hop is reserved
+  bool syncSend = false;  // the send's and the receive's step flags, copied here so that the
+  bool reduces = false;   // other side needn't read them
+};
+static_assert(sizeof(Msg) == 64);
+
+// A connection's messages that one side began and the other has not (all by the same side).
+struct Queue {
+  int32_t head = -1, tail = -1;
+};
+
+// A fabric resource as the engine runs it.
+struct Lane {
+  double freeAt = 0;
+  double bytesPerUs = 1;
+  double busyUs = 0;
+};
+
+struct RankState {
+  uint32_t next = 0, end = 0;  // steps not begun yet: [next, end)
+  uint32_t groupFirst = 0;
+  int32_t pending = 0;  // parts of the current group not done
+  double groupBegin = 0, groupDone = 0;
+  bool finished = false;
+};
+
+// kBegin: a rank's next group begins. kForward: a forward's first piece is ready to send.
+// kHop: a transfer reaches the next hop of its route.
+enum EventKind : uint32_t { kBegin, kForward, kHop };
+
+class Engine {
+ public:
+  Engine(const Program& p, const EngineOptions& o, Recorder* rec)
+      : p_(p), steps_(p.steps()), conns_(p.connections()), o_(o), rec_(rec) {
+    const int n = p.nranks();
+    ranks_.resize(static_cast<size_t>(n));
+    queues_.assign(conns_.size(), Queue{});
+    for (const Resource& r : p.fabric().resources()) lanes_.push_back(Lane{0, r.bytesPerUs, 0});
+    out_.rankEndUs.assign(static_cast<size_t>(n), 0);
+    hbm_ = p.fabric().hbmBytesPerUs();
+    if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
+    for (int r = 0; r < n; ++r) {
+      RankState& rs = ranks_[static_cast<size_t>(r)];
+      rs.next = p.first(r);
+      rs.end = p.end(r);
+      if (rs.next < rs.end) {
+        push(0, static_cast<uint32_t>(r), kBegin);
+      } else {
+        rs.finished = true;
+      }
+    }
+  }
+
+  Result<Outcome> run() {
+    while (!queue_.empty() && error_.isOk()) {
+      const Event ev = queue_.pop();
+      ++out_.events;
+      if (ev.kind == kBegin) {
+        beginGroup(static_cast<int>(ev.id), ev.time());
+      } else if (ev.kind == kHop) {
+        reserveHop(static_cast<int32_t>(ev.id), ev.time());
+      } else {
+        msgs_[ev.id].sendReady = ev.time();
+        tryStart(static_cast<int32_t>(ev.id), ev.time());
+      }
+    }
+    if (!error_) return error_;
+    TRN_TRY(checkAllFinished());
+    for (const Lane& l : lanes_) out_.busyUs.push_back(l.busyUs);
+    for (size_t r = 0; r < ranks_.size(); ++r)
+      out_.timeUs = std::max(out_.timeUs, out_.rankEndUs[r]);
+    out_.steps = steps_.size();
+    return std::move(out_);
+  }
+
+ private:
+  void push(double t, uint32_t id, uint32_t kind) { queue_.push(t, id, kind); }
+
+  // A large group (a mesh round: thousands of steps) touches a connection per step, each
+  // somewhere else in memory: fetch those of a later step while this one is handled.
+  static constexpr uint32_t kAhead = 16;
+  void prefetchStep(const SimStep& st) const {
+    for (int32_t c : {st.sendConn, st.sendConn2, st.recvConn}) {
+      if (c < 0) continue;
+      __builtin_prefetch(&queues_[static_cast<size_t>(c)]);
+      __builtin_prefetch(&conns_[static_cast<size_t>(c)]);
+    }
+  }
+  // ... and, once a connection's queue head is in cache, the message it points to.
+  void prefetchHeads(const SimStep& st) const {
+    for (int32_t c : {st.sendConn, st.recvConn}) {
+      if (c < 0) continue;
+      if (const int32_t h = queues_[static_cast<size_t>(c)].head; h >= 0) {
+        __builtin_prefetch(&msgs_[static_cast<size_t>(h)]);
+      }
+    }
+  }
+
+  int32_t allocMsg() {
+    int32_t id;
+    if (free_ >= 0) {
+      id = free_;
+      free_ = msgs_[static_cast<size_t>(id)].next;
+      msgs_[static_cast<size_t>(id)] = Msg{};
+    } else {
+      id = static_cast<int32_t>(msgs_.size());
+      msgs_.emplace_back();
+      second_.push_back(-1);
+    }
+    second_[static_cast<size_t>(id)] = -1;
+    ++out_.messages;
+    return id;
+  }
+  void freeMsg(int32_t id) {
+    msgs_[static_cast<size_t>(id)].next = free_;
+    free_ = id;
+  }
+
+  // The message this side's step begins on connection c: the oldest one the other side began
+  // and this side has not, or a new one queued for the other side. Either way it carries
+  // `bytes`; error when the other side said otherwise.
+  int32_t post(int32_t c, bool sender, uint32_t step, uint64_t bytes) {
+    Queue& q = queues_[static_cast<size_t>(c)];
+    if (q.head >= 0) {
+      Msg& h = msgs_[static_cast<size_t>(q.head)];
+      if (sender ? h.sendStep == kNone : h.recvStep == kNone) {
+        const int32_t id = q.head;
+        q.head = h.next;
+        if (q.head < 0) q.tail = -1;
+        (sender ? h.sendStep : h.recvStep) = step;
+        if (h.bytes != bytes) mismatch(h);
+        return id;
+      }
+    }
+    const int32_t id = allocMsg();
+    Msg& m = msgs_[static_cast<size_t>(id)];
+    m.conn = c;
+    m.bytes = bytes;
+    (sender ? m.sendStep : m.recvStep) = step;
+    if (q.tail >= 0) {
+      msgs_[static_cast<size_t>(q.tail)].next = id;
+    } else {
+      q.head = id;
+    }
+    q.tail = id;
+    return id;
+  }
+  void mismatch(const Msg& m) {
+    const Connection& c = conns_[static_cast<size_t>(m.conn)];
+    error_ = internalError(
+        "rank {} sends {} bytes to rank {}, which receives {} (steps {} and {}): the schedules "
+        "disagree",
+        c.from, steps_[m.sendStep].bytes, c.to, steps_[m.recvStep].bytes,
+        m.sendStep - p_.first(c.from), m.recvStep - p_.first(c.to));
+  }
+
+  void beginGroup(int rank, double now);
+  void tryStart(int32_t id, double now);
+  void reserveHop(int32_t id, double now);
+  void received(int32_t id);
+  void partDone(int rank, uint32_t step, double t);
+  Status checkAllFinished() const;
+
+  const Program& p_;
+  const Program::Steps& steps_;
+  const std::vector<Connection>& conns_;
+  const EngineOptions o_;
+  Recorder* rec_;
+  double hbm_ = 1;
+  std::vector<RankState> ranks_;
+  std::vector<Msg> msgs_;
+  int32_t free_ = -1;
+  // Per message: a duplicated write's message to its second destination (-1: none), set on the
+  // message to the first.
+  std::vector<int32_t> second_;
+  std::vector<Queue> queues_;    // per connection
+  std::vector<Lane> lanes_;      // per fabric resource
+  std::vector<double> stepEnd_;  // with a recorder only
+  EventQueue queue_;
+  Outcome out_;
+  Status error_;
+};
+
+void Engine::beginGroup(int rank, double now) {
+  RankState& rs = ranks_[static_cast<size_t>(rank)];
+  const uint32_t first = rs.next;
+  uint32_t last = first;
+  while (!(steps_[last].flags & SimStep::kLastOfGroup) && last + 1 < rs.end) ++last;
+  rs.next = last + 1;
+  rs.groupFirst = first;
+  rs.groupBegin = rs.groupDone = now;
+  rs.pending = 1;  // held until every step of the group has begun
+  for (uint32_t i = first; i <= last; ++i) {
+    const SimStep& st = steps_[i];
+    rs.pending += (st.recvConn >= 0) + (st.sendConn >= 0) + (st.sendConn2 >= 0) + local(st.prim);
+  }
+  for (uint32_t i = first; i <= last && error_.isOk(); ++i) {
+    if (i + kAhead <= last) prefetchStep(steps_[i + kAhead]);
+    if (i + kAhead / 2 <= last) prefetchHeads(steps_[i + kAhead / 2]);
+    const SimStep& st = steps_[i];
+    if (local(st.prim)) {  // a copy reads and writes each byte; a reduction reads two
+      const double passes = st.prim == Primitive::kCopy ? 2.0 : 3.0;
+      const bool moves = st.flags & SimStep::kMovesData;
+      partDone(rank, i, now + (moves ? passes * static_cast<double>(st.bytes) / hbm_ : 0));
+      continue;
+    }
+    int32_t out = -1, out2 = -1;
+    if (st.sendConn >= 0) {
+      out = post(st.sendConn, true, i, st.bytes);
+      msgs_[static_cast<size_t>(out)].syncSend = st.flags & SimStep::kSyncSend;
+    }
+    if (st.sendConn2 >= 0) {
+      out2 = post(st.sendConn2, true, i, st.bytes);
+      msgs_[static_cast<size_t>(out2)].syncSend = st.flags & SimStep::kSyncSend;
+      second_[static_cast<size_t>(out)] = out2;
+    }
+    if (st.recvConn >= 0) {
+      const int32_t in = post(st.recvConn, false, i, st.bytes);
+      Msg& m = msgs_[static_cast<size_t>(in)];
+      m.reduces = st.flags & SimStep::kReduces;
+      m.recvPosted = now;
+      m.forward = out;
+      if (m.start != kUnknown) {
+        received(in);
+      } else if (m.sendReady != kUnknown) {
+        tryStart(in, now);  // a large send waited for this receive
+      }
+    }
+    if (st.prim == Primitive::kSend) {
+      for (int32_t o : {out, out2}) {
+        if (o < 0) continue;
+        msgs_[static_cast<size_t>(o)].sendReady = now;
+        tryStart(o, now);
+      }
+    }
+  }
+  partDone(rank, kNone, now);
+}
+
+void Engine::tryStart(int32_t id, double now) {
+  const Msg& m = msgs_[static_cast<size_t>(id)];
+  if (m.started || m.sendReady == kUnknown) return;
+  if (m.recvStep == kNone && m.bytes > o_.eagerBytes) return;  // waits for its receive
+  msgs_[static_cast<size_t>(id)].started = true;
+  reserveHop(id, now);
+}
+
+// Each resource of the route serves the transfer in turn, first come first served: a hop is
+// asked for when the data reaches it (at the previous hop's start: cut-through, an event, so
+// that requests reach a resource in time order), starts once free, and cannot finish before the
+// previous hop (nor, the first, before the data is produced: bound). Between hops there is
+// room to wait, so a busy hop downstream never holds one upstream.
+void Engine::reserveHop(int32_t id, double now) {
+  Msg& m = msgs_[static_cast<size_t>(id)];
+  const Connection& c = conns_[static_cast<size_t>(m.conn)];
+  const int32_t r = c.route.hops[m.hop];
+  Lane& lane = lanes_[static_cast<size_t>(r)];
+  const double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  const double s = std::max(now, lane.freeAt);
+  const double e = std::max(s + busy, m.bound);
+  lane.freeAt = e;
+  lane.busyUs += busy;
+  if (rec_ != nullptr) {
+    if (rec_->transfers.size() < rec_->limit) {
+      rec_->transfers.push_back({r, c.from, c.to, m.bytes, s, e});
+    } else {
+      ++rec_->dropped;
+    }
+  }
+  if (m.hop == 0 && !m.syncSend) partDone(c.from, m.sendStep, e);  // it has left the sender
+  m.bound = e;
+  if (++m.hop < c.route.count) {
+    push(s, static_cast<uint32_t>(id), kHop);
+    return;
+  }
+  m.start = s;  // the receiver sees data from start + latency
+  if (m.recvStep != kNone) received(id);
+}
+
+// The transfer is under way and the receive has begun: when the receiving step has it all (and
+// reduced it), when its forward may start, and when a sync send is over.
+void Engine::received(int32_t id) {
+  Msg& m = msgs_[static_cast<size_t>(id)];
+  const Connection& c = conns_[static_cast<size_t>(m.conn)];
+  const double bytes = static_cast<double>(m.bytes);
+  const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
+  const double arrive = m.start + c.route.latencyUs, arrived = m.bound + c.route.latencyUs;
+  const double firstPiece = std::max(arrive + piece / c.route.bytesPerUs, m.recvPosted);
+  double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
+  if (m.reduces) {
+    const double rate = hbm_ / 3;  // two reads and a write per byte
+    done = std::max(arrived + piece / rate, std::max(arrive, m.recvPosted) + bytes / rate);
+    forwardable = firstPiece + piece / rate;
+  }
+  partDone(c.to, m.recvStep, done);
+  if (m.syncSend) partDone(c.from, m.sendStep, done);
+  // The forward, and a duplicated write's second one, stream the same pieces.
+  for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
+    Msg& out = msgs_[static_cast<size_t>(f)];
+    const Connection& oc = conns_[static_cast<size_t>(out.conn)];
+    out.bound = done + std::min(static_cast<double>(out.bytes), piece) / oc.route.bytesPerUs;
+    push(forwardable, static_cast<uint32_t>(f), kForward);
+  }
+  freeMsg(id);
+}
+
+void Engine::partDone(int rank, uint32_t step, double t) {
+  RankState& rs = ranks_[static_cast<size_t>(rank)];
+  rs.groupDone = std::max(rs.groupDone, t);
+  if (rec_ != nullptr && step != kNone) stepEnd_[step] = std::max(stepEnd_[step], t);
+  if (--rs.pending > 0) return;
+  if (rec_ != nullptr) {
+    for (uint32_t i = rs.groupFirst; i < rs.next; ++i) {
+      if (rec_->steps.size() >= rec_->limit) {
+        ++rec_->dropped;
+        continue;
+      }
+      const SimStep& st = steps_[i];
+      const int32_t from = st.recvConn >= 0 ? conns_[st.recvConn].from : -1;
+      const int32_t to = st.sendConn >= 0 ? conns_[st.sendConn].to : -1;
+      rec_->steps.push_back({rank, i - p_.first(rank), st.prim, from, to, st.bytes, rs.groupBegin,
+                             std::max(stepEnd_[i], rs.groupBegin)});
+    }
+  }
+  if (rs.next < rs.end) {
+    // The next group's steps are read when it begins, after every other rank's events of the
+    // meantime: fetch them now, or each begin would wait for memory.
+    __builtin_prefetch(&steps_[rs.next]);
+    push(rs.groupDone, static_cast<uint32_t>(rank), kBegin);
+  } else {
+    rs.finished = true;
+    out_.rankEndUs[static_cast<size_t>(rank)] = rs.groupDone;
+  }
+}
+
+Status Engine::checkAllFinished() const {
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    const RankState& rs = ranks_[r];
+    if (rs.finished) continue;
+    const SimStep& st = steps_[rs.groupFirst];
+    const int rank = static_cast<int>(r);
+    return internalError(
+        "deadlock: rank {} waits forever in step {} ({}{}{}) of its schedule, begun at {:.3f} us",
+        rank, rs.groupFirst - p_.first(rank), schedule::primitiveName(st.prim),
+        st.recvConn >= 0 ? fmt::format(", from rank {}", conns_[st.recvConn].from) : "",
+        st.sendConn >= 0 ? fmt::format(", to rank {}", conns_[st.sendConn].to) : "", rs.groupBegin);
+  }
+  for (size_t c = 0; c < queues_.size(); ++c) {
+    if (queues_[c].head < 0) continue;
+    const bool sent = msgs_[static_cast<size_t>(queues_[c].head)].sendStep != kNone;
+    if (sent) {
+      return internalError("rank {} sent rank {} a message it never received", conns_[c].from,
+                           conns_[c].to);
+    }
+    return internalError("rank {} expects a message from rank {} that it never sent", conns_[c].to,
+                         conns_[c].from);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Outcome> run(const Program& program, const EngineOptions& options, Recorder* recorder) {
+  return Engine(program, options, recorder).run();
+}
+
+}  // namespace trnccl::sim

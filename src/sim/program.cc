@@ -1,0 +1,141 @@
+#include "sim/program.h"
+
+#include "device/reduce.h"
+
+namespace trnccl::sim {
+namespace {
+
+using schedule::Primitive;
+
+bool reduces(Primitive p) {
+  return p == Primitive::kRecvReduceCopy || p == Primitive::kRecvReduceSend ||
+         p == Primitive::kRecvReduceCopySend;
+}
+
+uint64_t mix(uint64_t k) {  // splitmix64's finaliser: spreads consecutive keys
+  k ^= k >> 30;
+  k *= 0xbf58476d1ce4e5b9ULL;
+  k ^= k >> 27;
+  k *= 0x94d049bb133111ebULL;
+  return k ^ (k >> 31);
+}
+
+// A transfer's peer must be another rank of the call.
+Status checkPeer(int rank, int peer, int nranks, size_t index, Primitive prim) {
+  if (peer >= 0 && peer < nranks && peer != rank) return Status::ok();
+  return invalidArgument("rank {} step {} ({}): peer {} is {}", rank, index,
+                         schedule::primitiveName(prim), peer,
+                         peer == rank ? "the rank itself" : "not a rank");
+}
+
+}  // namespace
+
+Program::Program(const Fabric& fabric)
+    : fabric_(fabric),
+      first_(static_cast<size_t>(fabric.nranks()), 0),
+      count_(static_cast<size_t>(fabric.nranks()), 0) {
+  const size_t n = static_cast<size_t>(fabric.nranks());
+  if (fabric.nranks() <= kDenseRanks) {
+    dense_.assign(n * n, 0);
+  } else {
+    keys_.assign(1024, 0);
+    values_.assign(1024, -1);
+  }
+}
+
+uint32_t Program::first(int rank) const { return first_[static_cast<size_t>(rank)]; }
+uint32_t Program::end(int rank) const {
+  return first_[static_cast<size_t>(rank)] + count_[static_cast<size_t>(rank)];
+}
+
+Result<int32_t> Program::connection(int from, int to) {
+  const uint64_t key = static_cast<uint64_t>(from) * static_cast<uint64_t>(nranks()) + to;
+  int32_t* slot = nullptr;
+  if (!dense_.empty()) {
+    slot = &dense_[key];
+    if (*slot > 0) return *slot - 1;
+  } else {
+    slot = findSlot(key + 1);
+    if (*slot >= 0) return *slot;
+  }
+  auto route = fabric_.route(from, to);
+  if (!route) return route.status();
+  const auto id = static_cast<int32_t>(conns_.size());
+  conns_.push_back(Connection{from, to, *route});
+  if (dense_.empty()) {
+    *slot = id;
+  } else {
+    *slot = id + 1;
+  }
+  return id;
+}
+
+// The value slot of `key` in the open-addressing table (claimed for it when new: value -1).
+int32_t* Program::findSlot(uint64_t key) {
+  if (2 * (used_ + 1) > keys_.size()) {  // keep the table at most half full
+    std::vector<uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<int32_t> values(keys.size(), -1);
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (keys_[i] == 0) continue;
+      size_t j = mix(keys_[i]) & (keys.size() - 1);
+      while (keys[j] != 0) j = (j + 1) & (keys.size() - 1);
+      keys[j] = keys_[i];
+      values[j] = values_[i];
+    }
+    keys_.swap(keys);
+    values_.swap(values);
+  }
+  size_t j = mix(key) & (keys_.size() - 1);
+  while (keys_[j] != 0 && keys_[j] != key) j = (j + 1) & (keys_.size() - 1);
+  if (keys_[j] == 0) {
+    keys_[j] = key;
+    ++used_;
+  }
+  return &values_[j];
+}
+
+Status Program::add(int rank, const schedule::Schedule& s) {
+  if (rank < 0 || rank >= nranks())
+    return invalidArgument("rank {} not in [0, {})", rank, nranks());
+  if (algorithm_.empty()) algorithm_ = s.algorithm;
+  const uint64_t elem = device::dataTypeSize(s.type);
+  if (steps_.empty()) {  // ranks' schedules are about as long as each other: grow once at most
+    steps_.reserve(s.steps().size() * static_cast<size_t>(nranks()) * 9 / 8 + 64);
+  }
+  first_[static_cast<size_t>(rank)] = static_cast<uint32_t>(steps_.size());
+  count_[static_cast<size_t>(rank)] = static_cast<uint32_t>(s.steps().size());
+  for (const schedule::Step& st : s.steps()) {
+    SimStep out;
+    out.prim = st.prim;
+    out.bytes = st.count * elem;
+    if (!st.withNext) out.flags |= SimStep::kLastOfGroup;
+    if (reduces(st.prim)) out.flags |= SimStep::kReduces;
+    if (st.syncSend) out.flags |= SimStep::kSyncSend;
+    if ((st.prim == Primitive::kCopy && st.src != st.dst) || st.prim == Primitive::kReduce) {
+      out.flags |= SimStep::kMovesData;
+    }
+    const size_t index = static_cast<size_t>(&st - s.steps().data());
+    if (schedule::receives(st.prim)) {
+      TRN_TRY(checkPeer(rank, st.recvPeer, nranks(), index, st.prim));
+      auto c = connection(st.recvPeer, rank);
+      if (!c) return c.status();
+      out.recvConn = *c;
+    }
+    if (schedule::sends(st.prim)) {
+      TRN_TRY(checkPeer(rank, st.sendPeer, nranks(), index, st.prim));
+      auto c = connection(rank, st.sendPeer);
+      if (!c) return c.status();
+      out.sendConn = *c;
+      if (st.sendPeer2 >= 0) {
+        TRN_TRY(checkPeer(rank, st.sendPeer2, nranks(), index, st.prim));
+        auto c2 = connection(rank, st.sendPeer2);
+        if (!c2) return c2.status();
+        out.sendConn2 = *c2;
+      }
+    }
+    steps_.push_back(out);
+  }
+  return Status::ok();
+}
+
+}  // namespace trnccl::sim

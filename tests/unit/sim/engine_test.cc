@@ -1,0 +1,190 @@
+// The engine's event ordering on cases small enough to time by hand (docs/SIMULATOR.md, "The
+// model"): one EFA hop, a 2-rank ring all-reduce over one link, a 4-rank mesh all-gather on a
+// switch. Each expected time is derived in the comment above it.
+#include <gtest/gtest.h>
+
+#include "algorithms/allreduce/ring.h"
+#include "algorithms/mesh.h"
+#include "sim_test_util.h"
+
+namespace trnccl::sim {
+namespace {
+
+using schedule::Primitive;
+using schedule::Step;
+using testing::simulatorFor;
+
+// Byte-typed schedules: count = bytes.
+schedule::Schedule bytesSchedule(int nranks, std::initializer_list<std::vector<Step>> groups) {
+  schedule::Schedule s;
+  s.type = device::DataType::kUint8;
+  s.nranks = nranks;
+  for (const auto& g : groups) s.addGroup(g);
+  return s;
+}
+
+Step sendTo(int peer, size_t bytes, bool sync = false) {
+  return Step{.prim = Primitive::kSend, .sendPeer = peer, .count = bytes, .syncSend = sync};
+}
+Step recvFrom(int peer, size_t bytes) {
+  return Step{.prim = Primitive::kRecv, .recvPeer = peer, .count = bytes};
+}
+
+// One EFA hop of 1 MB (eager: the default buffer is 1 MiB): rank 0's NIC takes 1e6 / 10e3 =
+// 100 µs to send it; it reaches rank 1 15 µs later.
+TEST(SimEngine, OneEfaHop) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 1'000'000)}})
+                  : bytesSchedule(2, {{recvFrom(0, 1'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 100);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 115);
+  EXPECT_DOUBLE_EQ(out->timeUs, 115);
+  EXPECT_EQ(out->messages, 1u);
+}
+
+// Two senders into one NIC: rank 2's NIC takes the messages one after the other, so the second
+// arrives 100 µs after the first (215), while each sender's own NIC was done at 100.
+TEST(SimEngine, MessagesShareANic) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 3);
+  auto out = sim.schedules([](int r) {
+    if (r < 2) return bytesSchedule(3, {{sendTo(2, 1'000'000)}});
+    return bytesSchedule(3, {{recvFrom(0, 1'000'000), recvFrom(1, 1'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 100);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 100);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[2], 215);
+}
+
+// A send above the eager size waits for its receive: rank 1 first receives 1 MB from rank 2
+// (arrives at 115), then begins the receive of rank 0's 2 MB, which only then leaves rank 0
+// (200 µs on the NIC) and lands at 115 + 200 + 15 = 330. A sync send is over when it landed.
+TEST(SimEngine, LargeSendWaitsForItsReceive) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 3);
+  auto out = sim.schedules([](int r) {
+    if (r == 0) return bytesSchedule(3, {{sendTo(1, 2'000'000, /*sync=*/true)}});
+    if (r == 2) return bytesSchedule(3, {{sendTo(1, 1'000'000)}});
+    return bytesSchedule(3, {{recvFrom(2, 1'000'000)}, {recvFrom(0, 2'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 330);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 330);
+}
+
+// The library's ring all-reduce, 2 ranks, 2000 floats (blocks of 4000 B), over one link of
+// 1 GB/s and 2 µs each way; a rank reduces 1000 B/µs; pieces of 1000 B. Per rank:
+//   group 1, send the other block: link busy 0..4, lands 2..6; the send is over at 4.
+//   group 2 (at 4), recvReduceCopySend its block: reduced by max(6 + 1, 4 + 4) = 8; the first
+//     piece arrived at 3, was reduced at max(3, 4) + 1 = 5, so the forward leaves at 5 and,
+//     a piece behind the reduction, ends at 8 + 1 = 9 (link free since 4): the group ends at 9.
+//   group 3 (at 9), recv the other final block: it lands by 9 + 2 = 11.
+TEST(SimEngine, TwoRankRingAllReduce) {
+  EngineOptions o;
+  o.pieceBytes = 1000;
+  Simulator sim = simulatorFor(testing::twoChipsOneLink(), 2, o);
+  algorithms::CollArgs args;
+  args.count = 2000;
+  auto run = sim.collective(args, &algorithms::allreduce::kRing, 1);
+  ASSERT_TRUE(run) << run.status().message();
+  EXPECT_EQ(run->outcome.steps, 6u);
+  EXPECT_DOUBLE_EQ(run->outcome.rankEndUs[0], 11);
+  EXPECT_DOUBLE_EQ(run->outcome.rankEndUs[1], 11);
+}
+
+// The library's mesh all-gather, 4 ranks of 250 floats (1000 B) on a switch (ports 1 GB/s,
+// 1 µs through it): the own block is copied (2000 B of HBM at 2 GB/s: 1 µs), then each rank
+// sends its block to its 3 peers one after the other on its port (1..2, 2..3, 3..4). In each
+// of those slots every rank sends to a different peer, so no port down waits: the last block
+// lands at 4 + 1 = 5 everywhere.
+TEST(SimEngine, FourRankMeshAllGather) {
+  Simulator sim = simulatorFor(testing::fourChipsOnASwitch(), 4);
+  algorithms::CollArgs args;
+  args.coll = algorithms::Collective::kAllGather;
+  args.count = 250;
+  auto run = sim.collective(args, &algorithms::kMeshAllGather);
+  ASSERT_TRUE(run) << run.status().message();
+  for (int r = 0; r < 4; ++r) EXPECT_DOUBLE_EQ(run->outcome.rankEndUs[r], 5) << "rank " << r;
+  EXPECT_EQ(run->outcome.messages, 12u);
+}
+
+TEST(SimEngine, DeadlockIsNamed) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  auto out = sim.schedules([](int r) {  // both receive first, and their sends are too large
+    return bytesSchedule(2, {{recvFrom(1 - r, 8)}, {sendTo(1 - r, 8)}});
+  });
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.status().message().find("deadlock: rank 0 waits forever in step 0 (recv"),
+            std::string::npos)
+      << out.status().message();
+}
+
+TEST(SimEngine, MismatchedSizesAreAnError) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 8)}}) : bytesSchedule(2, {{recvFrom(0, 16)}});
+  });
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.status().message().find("rank 0 sends 8 bytes to rank 1, which receives 16"),
+            std::string::npos)
+      << out.status().message();
+}
+
+TEST(SimEngine, UnmatchedSendIsAnError) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  auto out = sim.schedules(
+      [](int r) { return r == 0 ? bytesSchedule(2, {{sendTo(1, 8)}}) : bytesSchedule(2, {}); });
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.status().message().find("rank 0 sent rank 1 a message it never received"),
+            std::string::npos)
+      << out.status().message();
+}
+
+// The recorder sees every step (with its span) and every transfer on each resource it crossed.
+TEST(SimEngine, RecorderSeesStepsAndTransfers) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  Recorder rec;
+  auto out = sim.schedules(
+      [](int r) {
+        return r == 0 ? bytesSchedule(2, {{sendTo(1, 1'000'000)}})
+                      : bytesSchedule(2, {{recvFrom(0, 1'000'000)}});
+      },
+      &rec);
+  ASSERT_TRUE(out) << out.status().message();
+  ASSERT_EQ(rec.steps.size(), 2u);
+  ASSERT_EQ(rec.transfers.size(), 2u);  // the NIC out of instance 0, the NIC into instance 1
+  for (const auto& s : rec.steps) {
+    EXPECT_EQ(s.prim, s.rank == 0 ? Primitive::kSend : Primitive::kRecv);
+    EXPECT_DOUBLE_EQ(s.endUs, s.rank == 0 ? 100 : 115);
+  }
+  EXPECT_EQ(sim.fabric().resourceName(rec.transfers[0].resource), "nic 0.0 out");
+  EXPECT_EQ(sim.fabric().resourceName(rec.transfers[1].resource), "nic 1.0 in");
+}
+
+// A duplicated write and a local reduction on the switch (ports 1 GB/s, 1 µs; HBM 2 GB/s).
+// Rank 0 sends 1000 bytes to ranks 1 and 2 at once: two transfers through its one port, 1 µs
+// each, one after the other, so its step is over at 2; rank 1's copy leaves the port at 1 and
+// arrives 1 µs later (2), rank 2's leaves at 2 and arrives at 3. Rank 3 reduces 1000 bytes
+// locally: three bytes of HBM traffic per byte at 2000 B/µs, 1.5 µs.
+TEST(SimEngine, DuplicatedWriteAndLocalReduce) {
+  Simulator sim = simulatorFor(testing::fourChipsOnASwitch(), 4);
+  auto out = sim.schedules([](int r) {
+    if (r == 0) {
+      return bytesSchedule(
+          4, {{Step{.prim = Primitive::kSend, .sendPeer = 1, .sendPeer2 = 2, .count = 1000}}});
+    }
+    if (r == 3) return bytesSchedule(4, {{Step{.prim = Primitive::kReduce, .count = 1000}}});
+    return bytesSchedule(4, {{recvFrom(0, 1000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 2);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 2);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[2], 3);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[3], 1.5);
+  EXPECT_EQ(out->messages, 2u);
+}
+
+}  // namespace
+}  // namespace trnccl::sim

@@ -1,0 +1,38 @@
+# Runs trnccl-sim with every output (-J, --plot, --trace) into DIR and checks each file: the JSON
+# has a row per size with the tuner's pick, the trace is Chrome-trace JSON with rank and link
+# tracks, the PNG is a PNG. cmake -DSIM=... -DDIR=... -P outputs.cmake
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR})
+execute_process(
+  COMMAND ${SIM} trn1.32xlarge --ranks 8 --coll allreduce -b 1K -e 1M -f 32 --algo all -j 1
+    -J ${DIR}/out.json --plot ${DIR}/busbw.png --trace ${DIR}/trace.json
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "trnccl-sim failed (${rc}): ${err}")
+endif()
+file(READ ${DIR}/out.json json)
+string(JSON rows LENGTH "${json}" rows)
+if(NOT rows EQUAL 3)
+  message(FATAL_ERROR "expected 3 rows (1K, 32K, 1M), got ${rows}")
+endif()
+string(JSON pick GET "${json}" rows 2 tuner)
+string(JSON ranks GET "${json}" ranks)
+if(pick STREQUAL "" OR NOT ranks EQUAL 8)
+  message(FATAL_ERROR "JSON lacks the tuner's pick or the ranks: ${json}")
+endif()
+file(READ ${DIR}/trace.json trace)
+string(JSON events LENGTH "${trace}" traceEvents)
+foreach(track "rank 7" "link ")
+  string(FIND "${trace}" "\"${track}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the trace has no '${track}' track")
+  endif()
+endforeach()
+if(events LESS 20)
+  message(FATAL_ERROR "the trace holds only ${events} events")
+endif()
+file(READ ${DIR}/busbw.png magic LIMIT 4 HEX)
+if(NOT magic STREQUAL "89504e47")
+  message(FATAL_ERROR "busbw.png is not a PNG (starts ${magic})")
+endif()
+message(STATUS "outputs ok: ${rows} rows, tuner ${pick}, ${events} trace events")
