@@ -12,10 +12,8 @@
 //   COUNTS <fdsBefore> <threadsBefore> <fdsAfter> <threadsAfter>
 //   AGAIN <rank>                         a new communicator is up after the failure
 //   PAUSED <i>                           (pause_at=<i>) waits for the go before iteration i
-//   LOOPED                               (end=<file>) all iterations done; waits for <file>
-//                                        before destroying the communicator, so that no rank
-//                                        exits (taking the bootstrap root with rank 0) while
-//                                        another still finishes its last call
+//   LOOPED                               (end=<file>) all done; waits for <file> before the
+//                                        destroy (rank 0 takes the root along when it exits)
 //   DONE                                 finished without error
 // (mode shrink adds its own lines, see modeShrink)
 //
@@ -165,9 +163,8 @@ int finish(World& w) {
   return 0;
 }
 
-// again=<port>: after the failure, waits for the file again_go=<file> if given, then builds a
-// new communicator whose root listens on <port> of the same host and runs `again_iters`
-// checked all-reduces on it.
+// again=<port>: after the failure (and file again_go=<file>), a new communicator, its root on
+// <port> of the same host, runs `again_iters` checked all-reduces.
 int runAgain(World& w) {
   std::string commId = std::getenv("TRNCCL_COMM_ID") ? std::getenv("TRNCCL_COMM_ID") : "";
   std::string port = opts["again"];
