@@ -3,11 +3,13 @@
 # Idempotent: apt-get runs only when something is missing.
 #   scripts/deps.sh        what make, make test and make demo need (PyTorch too: python/)
 #   scripts/deps.sh fuzz   also clang and its libFuzzer runtime (make fuzz)
+# iproute2, util-linux and iptables: the emulated hosts of tests/multihost and tests/netfault
+# (network namespaces, and the faults' rules inside them; the tests make and remove both).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config ninja-build
       libfmt-dev libyaml-cpp-dev libboost-dev libgtest-dev libgmock-dev
       libfabric-dev libfabric-bin libopenmpi-dev openmpi-bin
-      iproute2 util-linux procps graphviz
+      iproute2 util-linux iptables procps graphviz
       libgloo-dev gnuplot-nox clang-format libcli11-dev nlohmann-json3-dev
       python3-torch libtorch-dev pybind11-dev python3-pytest)
 if [[ "${1:-}" == fuzz ]]; then pkgs+=(clang libclang-rt-14-dev); fi

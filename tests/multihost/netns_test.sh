@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Multi-host test on one machine: HOSTS emulated hosts x RANKS_PER_HOST ranks.
 #
-# Each host is a network namespace joined to a Linux bridge in the root namespace by a veth
-# pair, addressed from TEST-NET-2 (198.51.100.<host+1>/24; the bridge is .254). Each rank runs
-# inside its host's network namespace and in a UTS namespace of its own whose hostname is the
-# host's name: trnccl tells hosts apart by hostname + boot_id (src/comm/peer_info.cc), so ranks
-# of one emulated host share /dev/shm and use shm, and ranks of different hosts go over the
-# veths (tcp, or libfabric's tcp provider for the ofi variant). Ranks rendezvous through
+# The hosts are network namespaces on a bridge of their own, addressed from TEST-NET-2
+# (198.51.100.<host+1>/24), made and removed by netns.sh (shared with tests/netfault). Each
+# rank runs inside its host's network namespace and in a UTS namespace of its own whose
+# hostname is the host's name: trnccl tells hosts apart by hostname + boot_id
+# (src/comm/peer_info.cc), so ranks of one emulated host share /dev/shm and use shm, and ranks
+# of different hosts go over the veths (tcp, or libfabric's tcp provider for the ofi
+# variant). Ranks rendezvous through
 # TRNCCL_COMM_ID=198.51.100.1:<port> (no MPI) and run multihost_rank.cc, which checks every
 # result; this script then checks, from each rank's TRNCCL_DEBUG=INFO log, that every peer got
 # the transport its placement calls for and that forced algorithms really ran.
@@ -18,6 +19,7 @@
 # Names carry a per-run suffix (pid + random), so concurrent runs never collide; everything
 # is torn down on exit, whatever the cause, and the script checks that nothing is left.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/netns.sh"
 
 BIN=${1:?usage: netns_test.sh <multihost_rank> [variant ...]}
 shift
@@ -29,44 +31,22 @@ NRANKS=$((HOSTS * RPH))
 COUNTS=${MH_COUNTS:-1,4099,1048579}
 DEADLINE=$((SECONDS + ${MH_DEADLINE:-120}))
 PORT=29500  # in host 0's own network namespace: no other process can hold it
-# The ranks see only what this script sets (make test exports TRNCCL_SOCKET_IFNAME=lo, say).
-while read -r var; do unset "$var"; done < <(compgen -e | grep -E '^(TRNCCL_|FI_)')
+netns_clean_env  # the ranks see only what this script sets
 
-ID=$(printf '%x%02x' $$ $((RANDOM % 256)))   # <= 8 hex digits: interface names stay < 16
-BR=mhb$ID
-NS=()
-VETH=()
-for ((h = 0; h < HOSTS; h++)); do
-  NS+=("trnccl-mh-$ID-h$h")
-  VETH+=("mhv$ID$h")
-done
+netns_init mh "$HOSTS"
 LOGS=""
 PIDS=()
 
 log() { echo "netns_test: $*"; }
-skip() { log "SKIPPED: $*"; exit 77; }
 
-# --- teardown: ranks (by pid), namespaces (their veth ends go with them), the bridge --------
+# --- teardown: ranks (by pid), then the hosts and their switch -------------------------------
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null; done
-  for ((h = 0; h < HOSTS; h++)); do
-    ip netns del "${NS[h]}" 2>/dev/null
-    ip link del "${VETH[h]}" 2>/dev/null
-  done
-  ip link del "$BR" 2>/dev/null
-  # Nothing of this run may remain (a namespace may take a moment to release its devices).
-  local left=""
-  for _ in 1 2 3 4 5 6 7 8 9 10; do
-    left="$(ip netns list 2>/dev/null | grep -F -- "-$ID-" || true)$(ip -o link 2>/dev/null | grep -E -- "mh[bv]$ID" || true)"
-    [ -z "$left" ] && break
-    sleep 0.2
-  done
-  if [ -n "$left" ]; then
-    log "FAILED: left behind after teardown:"
-    echo "$left"
+  if ! netns_down; then
+    log "FAILED: the namespaces of run $NETNS_ID outlived it"
     rc=1
   fi
   if [ "${MH_KEEP:-0}" = 1 ] || [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
@@ -79,47 +59,21 @@ cleanup() {
 on_signal() { log "FAILED: interrupted by signal $1"; exit 1; }
 
 # --- preconditions: skip (77) with the reason when namespaces can't be made here -----------
-command -v ip >/dev/null || skip "'ip' (iproute2) is not installed"
-command -v unshare >/dev/null || skip "'unshare' (util-linux) is not installed"
 [ -x "$BIN" ] || { log "FAILED: rank binary '$BIN' is missing"; exit 1; }
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/trnccl-multihost.XXXXXX") || exit 1
 trap cleanup EXIT
 trap 'on_signal TERM' TERM
 trap 'on_signal INT' INT
-if ! err=$(ip netns add "${NS[0]}" 2>&1); then
-  skip "cannot create a network namespace (needs root or CAP_SYS_ADMIN+CAP_NET_ADMIN): $err"
-fi
-if ! err=$(ip link add "$BR" type bridge 2>&1); then
-  skip "cannot create a bridge (needs CAP_NET_ADMIN and the bridge module): $err"
-fi
-if ! err=$(ip netns exec "${NS[0]}" unshare --uts sh -c 'echo probe > /proc/sys/kernel/hostname' 2>&1); then
-  skip "cannot enter a namespace with a UTS namespace of its own: $err"
-fi
+netns_preflight
 
 # --- the emulated hosts ---------------------------------------------------------------------
-setup() {
-  set -e
-  # Bridged frames must not meet the root namespace's iptables (Docker's FORWARD DROP).
-  ip link set "$BR" type bridge nf_call_iptables 0 2>/dev/null || true
-  ip addr add 198.51.100.254/24 dev "$BR"
-  ip link set "$BR" up
-  for ((h = 0; h < HOSTS; h++)); do
-    [ "$h" -eq 0 ] || ip netns add "${NS[h]}"
-    ip link add "${VETH[h]}" type veth peer name "mh$h" netns "${NS[h]}"
-    ip link set "${VETH[h]}" master "$BR" up
-    ip -n "${NS[h]}" link set lo up
-    ip -n "${NS[h]}" addr add "198.51.100.$((h + 1))/24" dev "mh$h"
-    ip -n "${NS[h]}" link set "mh$h" up
-  done
-  set +e
-}
-if ! err=$(setup 2>&1); then
+if ! err=$(netns_up 2>&1); then
   log "FAILED: setting up the emulated hosts: $err"
   exit 1
 fi
-log "$HOSTS hosts x $RPH ranks: bridge $BR (198.51.100.254), namespaces ${NS[*]}"
+log "$HOSTS hosts x $RPH ranks: namespaces ${NETNS_HOST[*]} on switch $NETNS_SWITCH"
 for ((h = 0; h < HOSTS; h++)); do
-  ip -n "${NS[h]}" -br addr show "mh$h" | sed 's/^/netns_test:   /'
+  ip -n "${NETNS_HOST[h]}" -br addr show "mh$h" | sed 's/^/netns_test:   /'
 done
 
 # --- one job: NRANKS ranks, each in its host's namespaces, until all exit or the deadline ---
@@ -131,14 +85,14 @@ run_job() {
   PIDS=()
   for ((r = 0; r < NRANKS; r++)); do
     local h=$((r / RPH))
-    env TRNCCL_COMM_ID="198.51.100.1:$PORT" TRNCCL_SOCKET_IFNAME="=mh$h" \
-      TRNCCL_TRANSPORT="$transports" TRNCCL_TIMEOUT_MS=30000 \
-      TRNCCL_DEBUG=INFO TRNCCL_DEBUG_SUBSYS=INIT,TUNE,NET \
-      FI_TCP_IFACE="mh$h" "${extra[@]}" \
-      ip netns exec "${NS[h]}" unshare --uts \
-      sh -c 'echo "$0" > /proc/sys/kernel/hostname && exec "$@"' "mh$ID-host$h" \
-      "$BIN" "$r" "$NRANKS" "algos=$algos" "counts=$COUNTS" watchdog=$((DEADLINE - SECONDS)) \
-      >"$LOGS/$name.$r.out" 2>"$LOGS/$name.$r.err" </dev/null &
+    (
+      export TRNCCL_COMM_ID="$(netns_ip 0):$PORT" TRNCCL_SOCKET_IFNAME="=mh$h" \
+        TRNCCL_TRANSPORT="$transports" TRNCCL_TIMEOUT_MS=30000 \
+        TRNCCL_DEBUG=INFO TRNCCL_DEBUG_SUBSYS=INIT,TUNE,NET FI_TCP_IFACE="mh$h"
+      for kv in "${extra[@]}"; do export "${kv?}"; done
+      netns_exec "$h" "$BIN" "$r" "$NRANKS" "algos=$algos" "counts=$COUNTS" \
+        watchdog=$((DEADLINE - SECONDS))
+    ) >"$LOGS/$name.$r.out" 2>"$LOGS/$name.$r.err" </dev/null &
     PIDS+=($!)
   done
   local running=$NRANKS

@@ -18,12 +18,20 @@
 // of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
 // handed to the consumer in sequence order, straight out of the slot, and reposted for the
 // sequence `recvSlots` further on once consumed.
+//
+// Liveness (transports/core/liveness.h): with a heartbeat interval, the channel keeps one
+// heartbeat receive posted and, on each tick(), sends a heartbeat when none is in flight and
+// the last was sent an interval ago. Any receive completion counts as hearing from the peer;
+// a channel that heard nothing for its liveness timeout fails with kTimeout, as does one
+// whose heartbeat send fails (a reset connection).
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
+#include "transports/core/liveness.h"
 #include "transports/core/message.h"
 #include "transports/core/transport.h"
 #include "transports/ofi/buffer.h"
@@ -42,6 +50,9 @@ struct ChannelConfig {
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
+  std::chrono::milliseconds heartbeat{0};  // the pair's interval (0: no heartbeats)
+  std::chrono::milliseconds timeout{0};    // this rank's liveness timeout (0: no check)
+  const char* where = "";                  // names the link in errors (the provider)
 };
 
 class Channel {
@@ -63,7 +74,11 @@ class Channel {
   void complete(Op& op, size_t bytes);
   void fail(Op& op, Status status);
 
-  // Sends posted or queued whose completion has not arrived.
+  // Sends a heartbeat if one is due, fails the channel if it has been silent too long; true
+  // when it failed just now. Under the endpoint's lock, like everything here.
+  bool tick(Clock::time_point now);
+
+  // Sends posted or queued whose completion has not arrived (heartbeats aside).
   bool sending() const;
   const Status& error() const { return error_; }
   int peer() const { return config_.peer; }
@@ -81,6 +96,8 @@ class Channel {
   };
 
   Status postHeader();
+  Status postRecvHeartbeat();
+  Status postHeartbeat();
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
   Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
   void releaseRegistration(Piece& piece);
@@ -96,7 +113,16 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
-  RegisteredBuffer headers_;  // kSendHeaders outgoing, then kRecvHeaders incoming
+  // kSendHeaders outgoing, kRecvHeaders incoming, then one heartbeat out and one in.
+  RegisteredBuffer headers_;
+
+  // Liveness.
+  LastHeard heard_;
+  Op heartbeatOut_{};
+  Op heartbeatIn_{};
+  bool heartbeatInFlight_ = false;
+  uint64_t heartbeatSeq_ = 0;
+  Clock::time_point lastHeartbeat_{};
 
   // Sending.
   MessageState send_;

@@ -30,6 +30,10 @@ const char* opName(OpKind kind) {
       return "header receive from";
     case OpKind::kRecvData:
       return "data receive from";
+    case OpKind::kSendHeartbeat:
+      return "heartbeat to";
+    case OpKind::kRecvHeartbeat:
+      return "heartbeat from";
   }
   return "operation with";
 }
@@ -108,6 +112,7 @@ Status Endpoint::openObjects() {
 }
 
 Endpoint::~Endpoint() {
+  stopLiveness();  // it takes the lock and calls libfabric
   waker_.reset();  // before anything it watches closes
   std::lock_guard lock(mutex_);
   if (ep_) drain();
@@ -159,19 +164,19 @@ Channel& Endpoint::adopt(std::unique_ptr<Channel> channel) {
 
 Result<bool> Endpoint::tryPost(Op& op) {
   ssize_t rc = 0;
-  if (op.kind == OpKind::kSendHeader || op.kind == OpKind::kSendData) {
+  if (isSend(op.kind)) {
     rc = fi_tsend(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, &op.context);
   } else {
-    rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, 0, &op.context);
+    rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, op.ignore,
+                  &op.context);
   }
   if (rc == 0) return true;
   if (rc == -FI_EAGAIN) return false;
   int peer = op.channel->peer();
-  return Status(
-      Code::kRemoteError,
-      fmt::format("ofi: posting a {} rank {} ({} bytes): {}", opName(op.kind), peer, op.bytes,
-                  fiError(op.kind <= OpKind::kSendData ? "fi_tsend" : "fi_trecv", rc)),
-      peer);
+  return Status(Code::kRemoteError,
+                fmt::format("ofi: posting a {} rank {} ({} bytes): {}", opName(op.kind), peer,
+                            op.bytes, fiError(isSend(op.kind) ? "fi_tsend" : "fi_trecv", rc)),
+                peer);
 }
 
 Status Endpoint::post(Op& op) {
@@ -247,6 +252,36 @@ Status Endpoint::progress() {
   }
   if (completed) bell_->ring();
   return Status::ok();
+}
+
+void Endpoint::startLiveness(std::chrono::milliseconds interval) {
+  if (interval.count() <= 0 || liveness_.joinable()) return;
+  liveness_ = std::thread([this, interval] { runLiveness(interval); });
+}
+
+void Endpoint::runLiveness(std::chrono::milliseconds interval) {
+  std::unique_lock wait(livenessMutex_);
+  while (!livenessWake_.wait_for(wait, interval, [this] { return livenessStop_; })) {
+    wait.unlock();
+    {
+      std::lock_guard lock(mutex_);
+      (void)progress();  // an endpoint error reaches the executor through its own calls
+      auto now = Clock::now();
+      bool failed = false;
+      for (auto& channel : channels_) failed |= channel->tick(now);
+      if (failed) bell_->ring();  // let a sleeping executor see it
+    }
+    wait.lock();
+  }
+}
+
+void Endpoint::stopLiveness() {
+  {
+    std::lock_guard lock(livenessMutex_);
+    livenessStop_ = true;
+  }
+  livenessWake_.notify_all();
+  if (liveness_.joinable()) liveness_.join();
 }
 
 }  // namespace trnccl::transport::ofi

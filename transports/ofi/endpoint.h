@@ -15,20 +15,29 @@
 // with the domain and the endpoint keeps a registration cache (mr_cache.h) for zero-copy sends
 // from device memory.
 //
-// Destruction: lingers (TRNCCL_OFI_LINGER_MS, default 2000) while sends are still in flight so
-// the peers get the last bytes, then closes the endpoint, address vector, completion queue,
-// the channels' registered buffers, the cached registrations, the domain and the fabric, in
-// that order.
+// Liveness (transports/core/liveness.h): once setup is done, startLiveness() starts a thread
+// that wakes every heartbeat interval, takes the lock, runs progress() and lets each channel
+// send its heartbeat and check when it last heard from its peer (Channel::tick). So heartbeats
+// flow, and a manual-progress provider answers them, while the executor is idle; a channel
+// silent for its liveness timeout fails with kTimeout. The thread sleeps between ticks.
+//
+// Destruction: stops the liveness thread, lingers (TRNCCL_OFI_LINGER_MS, default 2000) while
+// sends are still in flight on channels that have not failed so the peers get the last bytes,
+// then closes the endpoint, address vector, completion queue, the channels' registered
+// buffers, the cached registrations, the domain and the fabric, in that order.
 #pragma once
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "common/memory_location.h"
@@ -42,8 +51,16 @@ class Channel;
 class MrCache;
 class Waker;
 
-enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
+enum class OpKind : uint8_t {
+  kSendHeader,
+  kSendData,
+  kSendHeartbeat,
+  kRecvHeader,
+  kRecvData,
+  kRecvHeartbeat
+};
 const char* opName(OpKind kind);
+inline bool isSend(OpKind kind) { return kind <= OpKind::kSendHeartbeat; }
 
 // One posted (or queued) operation. Lives at a stable address in its channel for as long as
 // the provider may use it.
@@ -58,6 +75,7 @@ struct Op {
   void* desc = nullptr;
   fi_addr_t address = FI_ADDR_UNSPEC;
   uint64_t tag = 0;
+  uint64_t ignore = 0;  // tag bits a receive does not match on
 };
 
 class Endpoint {
@@ -75,6 +93,8 @@ class Endpoint {
   Result<fi_addr_t> insert(std::span<const std::byte> name, int peer);
   // Takes ownership of a channel; it lives until the endpoint closes.
   Channel& adopt(std::unique_ptr<Channel> channel);
+  // Starts the heartbeat thread (every `interval`; 0: none). After the last adopt().
+  void startLiveness(std::chrono::milliseconds interval);
 
   // Posts `op` now, or queues it behind operations refused with -FI_EAGAIN.
   Status post(Op& op);
@@ -97,6 +117,8 @@ class Endpoint {
   Result<bool> tryPost(Op& op);
   Status readError();
   void drain();
+  void runLiveness(std::chrono::milliseconds interval);
+  void stopLiveness();
 
   InfoPtr info_;
   int rank_;
@@ -118,6 +140,12 @@ class Endpoint {
   AvPtr av_{nullptr, {"address vector"}};
   EpPtr ep_{nullptr, {"endpoint"}};
   std::unique_ptr<Waker> waker_;
+
+  // The heartbeat thread (startLiveness); stopped first by the destructor.
+  std::thread liveness_;
+  std::mutex livenessMutex_;
+  std::condition_variable livenessWake_;
+  bool livenessStop_ = false;  // under livenessMutex_
 };
 
 }  // namespace trnccl::transport::ofi

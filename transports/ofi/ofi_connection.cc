@@ -35,6 +35,7 @@ Result<size_t> OfiConnection::recvSome(size_t max, const Consumer& consume) {
 Status OfiConnection::checkPeer() {
   std::lock_guard lock(endpoint_->mutex());
   TRN_TRY(endpoint_->progress());
+  channel_.tick(Clock::now());  // the liveness check, at the executor's pace while it waits
   return channel_.error();
 }
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/core/liveness.h"
 #include "transports/core/setup.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/endpoint.h"
@@ -23,12 +25,15 @@ constexpr int64_t kDefaultZcopyBytes = 0;
 constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
-// What each rank tells the others: whether it is ready, and its endpoint's name.
+// What each rank tells the others: whether it is ready, its endpoint's name, its piece size
+// and its liveness timeout (transports/core/liveness.h).
 struct NameBlob {
   int32_t ok = 0;
   uint32_t nameBytes = 0;
   uint64_t pieceBytes = 0;
-  std::array<char, 240> name{};
+  uint32_t livenessMs = 0;
+  uint32_t reserved = 0;
+  std::array<char, 232> name{};
 };
 static_assert(sizeof(NameBlob) == 256);
 
@@ -57,6 +62,8 @@ class Setup {
   std::shared_ptr<Endpoint> endpoint_;
   std::vector<Channel*> channels_;  // indexed like peers_
   size_t pieceBytes_ = 0;
+  std::chrono::milliseconds liveness_{livenessTimeout()};
+  std::chrono::milliseconds fastestHeartbeat_{0};  // of all channels: the thread's pace
 };
 
 Status Setup::validate() const {
@@ -116,6 +123,13 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
+    config.heartbeat = heartbeatInterval(liveness_, std::chrono::milliseconds(blob.livenessMs));
+    config.timeout = liveness_;
+    const fi_fabric_attr* fabric = endpoint_->info().fabric_attr;
+    config.where = fabric != nullptr && fabric->prov_name != nullptr ? fabric->prov_name : "ofi";
+    if (fastestHeartbeat_.count() == 0 || config.heartbeat < fastestHeartbeat_) {
+      fastestHeartbeat_ = config.heartbeat;
+    }
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     std::lock_guard lock(endpoint_->mutex());
     TRN_TRY(channel.start());
@@ -140,6 +154,8 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
       std::memcpy(mine.name.data(), name->data(), name->size());
       mine.nameBytes = static_cast<uint32_t>(name->size());
       mine.pieceBytes = pieceBytes_;
+      mine.livenessMs = static_cast<uint32_t>(
+          std::min<int64_t>(liveness_.count(), std::numeric_limits<uint32_t>::max()));
     }
   }
   mine.ok = local.isOk();
@@ -150,6 +166,7 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
   if (endpoint_) local = connectPeers(*blobs);
   TRN_TRY(agree(ctx_, local, "ofi", "connect its libfabric peers"));
 
+  if (endpoint_) endpoint_->startLiveness(fastestHeartbeat_);
   std::vector<std::unique_ptr<Connection>> connections;
   for (Channel* channel : channels_) {
     connections.push_back(std::make_unique<OfiConnection>(endpoint_, *channel));

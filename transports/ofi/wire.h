@@ -7,6 +7,10 @@
 // no two peers or kinds can ever match the same receive. The header carries the executor's tag
 // and size; the receiver checks both against beginRecv() before it hands out any byte.
 // A message of 0 bytes puts nothing on the wire (like shm): the executor never polls it.
+//
+// Heartbeats (transports/core/liveness.h) are tagged messages of their own kind, 8 bytes each,
+// numbered by a third sequence; the receiver takes them whatever their number (the sequence
+// bits are ignored on its one posted heartbeat receive).
 #pragma once
 
 #include <cstddef>
@@ -14,18 +18,21 @@
 
 namespace trnccl::transport::ofi {
 
-// Tag bits: [62] header, [40, 62) sender rank, [0, 40) sequence. Bit 63 stays clear: some
+// Tag bits: [61, 63) kind, [40, 61) sender rank, [0, 40) sequence. Bit 63 stays clear: some
 // providers reserve the top bits of the tag.
-inline constexpr uint64_t kHeaderBit = uint64_t{1} << 62;
+enum class WireKind : uint64_t { kData = 0, kHeader = 1, kHeartbeat = 2 };
+inline constexpr int kKindShift = 61;
 inline constexpr int kRankShift = 40;
-inline constexpr uint64_t kRankMask = (uint64_t{1} << 22) - 1;
+inline constexpr uint64_t kRankMask = (uint64_t{1} << 21) - 1;
 inline constexpr uint64_t kSeqMask = (uint64_t{1} << kRankShift) - 1;
 inline constexpr int kMaxRanks = static_cast<int>(kRankMask) + 1;
 
-inline uint64_t wireTag(bool header, int senderRank, uint64_t seq) {
-  return (header ? kHeaderBit : 0) |
+inline uint64_t wireTag(WireKind kind, int senderRank, uint64_t seq) {
+  return (static_cast<uint64_t>(kind) << kKindShift) |
          ((static_cast<uint64_t>(senderRank) & kRankMask) << kRankShift) | (seq & kSeqMask);
 }
+
+inline constexpr uint64_t kHeartbeatMagic = 0x74'61'65'62'69'66'6f'74ULL;  // "tofibeat"
 
 inline constexpr uint32_t kHeaderMagic = 0x4f464931;  // "OFI1"
 

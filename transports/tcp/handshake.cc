@@ -54,9 +54,9 @@ Status Setup::checkHello(const Handshake& hello) const {
                            ctx_.rank);
   }
   const Slot& slot = slots_[static_cast<size_t>(slotOf_[static_cast<size_t>(hello.rank)])];
-  if (hello.nsocks != slot.nsocks || hello.socketIndex >= slot.nsocks) {
-    return invalidArgument("socket {} of {}, expected {} sockets", hello.socketIndex, hello.nsocks,
-                           slot.nsocks);
+  if (hello.nsocks != slot.nsocks || hello.socketIndex > slot.nsocks) {
+    return invalidArgument("socket {} of {} (+ control), expected {} sockets", hello.socketIndex,
+                           hello.nsocks, slot.nsocks);
   }
   if (slot.claimed[hello.socketIndex]) {
     return invalidArgument("duplicate socket {} from rank {}", hello.socketIndex, hello.rank);

@@ -20,8 +20,15 @@ std::array<asio::mutable_buffer, 2> buffersOf(const Pieces& pieces) {
 }  // namespace
 
 Link::Link(asio::io_context& io, int peer, Doorbell* bell, size_t ringBytes,
-           std::vector<tcp::socket> sockets, std::vector<std::string> names)
-    : io_(io), peer_(peer), bell_(bell), ringBytes_(ringBytes) {
+           std::vector<tcp::socket> sockets, std::vector<std::string> names, tcp::socket control,
+           Liveness liveness)
+    : io_(io),
+      peer_(peer),
+      bell_(bell),
+      ringBytes_(ringBytes),
+      control_(std::move(control)),
+      ticker_(io),
+      liveness_(liveness) {
   for (size_t s = 0; s < sockets.size(); ++s) {
     streams_.push_back(std::make_unique<Stream>(std::move(sockets[s]), std::move(names[s])));
   }
@@ -47,6 +54,7 @@ void Link::start() {
     }
     startRead(s);
   }
+  startControl();
 }
 
 void Link::close() {
@@ -55,6 +63,7 @@ void Link::close() {
     error_code ignored;
     stream->socket.close(ignored);  // pending operations complete with operation_aborted
   }
+  closeControl();
 }
 
 void Link::startWrite(size_t s) {
@@ -127,6 +136,7 @@ void Link::startRead(size_t s) {
 void Link::onRead(size_t s, const error_code& ec, size_t bytes) {
   if (closed_) return;
   if (ec) return onError(s, ec);
+  heard_.touch();
   Stream& st = *streams_[s];
   {
     std::lock_guard lock(st.mutex);
@@ -141,14 +151,22 @@ void Link::onRead(size_t s, const error_code& ec, size_t bytes) {
 void Link::onError(size_t s, const error_code& ec) {
   Stream& st = *streams_[s];
   if (ec == asio::error::eof) {
-    std::lock_guard lock(st.mutex);
-    st.eof = true;
-  } else {
-    Status status(
-        Code::kRemoteError,
-        fmt::format("tcp: connection to rank {} ({}) closed: {}", peer_, st.name, ec.message()),
-        peer_);
-    TRN_WARN(kNet, "{}", status.message());
+    {
+      std::lock_guard lock(st.mutex);
+      st.eof = true;
+    }
+    bell_->ring();
+    return;
+  }
+  fail(Status(
+      Code::kRemoteError,
+      fmt::format("tcp: connection to rank {} ({}) closed: {}", peer_, st.name, ec.message()),
+      peer_));
+}
+
+void Link::fail(Status status) {
+  TRN_WARN(kNet, "{}", status.message());
+  {
     std::lock_guard lock(failureMutex_);
     if (failure_.isOk()) failure_ = std::move(status);
     failed_.store(true, std::memory_order_release);
@@ -230,6 +248,14 @@ bool Link::atEof(size_t s) {
 Status Link::failure() const {
   std::lock_guard lock(failureMutex_);
   return failure_;
+}
+
+Status Link::liveness() {
+  if (failed()) return failure();
+  if (!controlOpen_.load(std::memory_order_acquire)) return Status::ok();
+  Status alive = checkLiveness(heard_, liveness_.timeout, "tcp", peer_, streams_[0]->name);
+  if (!alive) fail(std::move(alive));  // sticks, whichever thread saw it first
+  return failed() ? failure() : Status::ok();
 }
 
 }  // namespace trnccl::transport::tcp

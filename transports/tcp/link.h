@@ -9,12 +9,22 @@
 // touches free space, the consumer only published bytes). The I/O thread rings the doorbell
 // whenever bytes arrive, room frees up, or a socket fails, and parks a direction when its ring
 // is empty (write) or full (read); the executor's side posts it back to work.
+//
+// Liveness (transports/core/liveness.h): besides the data sockets, a control socket carries
+// only heartbeats (link_control.cc). The I/O thread writes one every heartbeat interval and
+// reads the peer's, and fails the link with kTimeout once nothing at all (data or heartbeat)
+// arrived for the liveness timeout. A reset of the control socket fails the link too (a rank
+// that only receives learns of a reset path from its next heartbeat); its end of file, which
+// a peer destroying its communicator sends first, only stops the check, as we may still be
+// reading that peer's last data.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -25,6 +35,7 @@
 
 #include "common/status.h"
 #include "common/wait.h"
+#include "transports/core/liveness.h"
 
 namespace trnccl::transport::tcp {
 
@@ -39,9 +50,16 @@ struct Pieces {
 
 class Link : public std::enable_shared_from_this<Link> {
  public:
-  // `sockets` belong to `io`; `names` are their peers' addresses ("127.0.0.1:41234").
+  struct Liveness {
+    std::chrono::milliseconds heartbeat{0};  // the pair's interval; 0: no heartbeats
+    std::chrono::milliseconds timeout{0};    // this rank's liveness timeout; 0: no check
+  };
+
+  // `sockets` and `control` belong to `io`; `names` are the data sockets' peer addresses
+  // ("127.0.0.1:41234").
   Link(asio::io_context& io, int peer, Doorbell* bell, size_t ringBytes,
-       std::vector<tcp::socket> sockets, std::vector<std::string> names);
+       std::vector<tcp::socket> sockets, std::vector<std::string> names, tcp::socket control,
+       Liveness liveness);
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;
 
@@ -50,7 +68,7 @@ class Link : public std::enable_shared_from_this<Link> {
   const std::string& name(size_t s) const { return streams_[s]->name; }
 
   // ---- I/O thread ----
-  void start();  // starts reading every socket
+  void start();  // starts reading every socket, and the heartbeats
   void close();  // closes every socket; afterwards no handler touches the doorbell
 
   // ---- executor's thread ----
@@ -61,7 +79,10 @@ class Link : public std::enable_shared_from_this<Link> {
   bool flushed();                        // every committed byte was written to its socket
   bool atEof(size_t s);                  // the peer closed stream s: readable() stops growing
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  Status failure() const;  // the first hard socket error (EOF is not one)
+  Status failure() const;  // the first hard socket error (EOF is not one), or a liveness timeout
+  // The link's failure, failing it first if it has been silent for longer than the liveness
+  // timeout; OK while it lives (any thread).
+  Status liveness();
 
  private:
   struct Ring {
@@ -87,6 +108,16 @@ class Link : public std::enable_shared_from_this<Link> {
   void onWritten(size_t s, const boost::system::error_code& ec, size_t bytes);
   void onRead(size_t s, const boost::system::error_code& ec, size_t bytes);
   void onError(size_t s, const boost::system::error_code& ec);
+  void fail(Status status);  // records the first failure, wakes the executor
+
+  // link_control.cc
+  void startControl();
+  void readControl();
+  void onControlRead(const boost::system::error_code& ec, size_t bytes);
+  void endControl(const boost::system::error_code& ec);
+  void armTicker();
+  void onTick();
+  void closeControl();
 
   asio::io_context& io_;
   const int peer_;
@@ -94,6 +125,15 @@ class Link : public std::enable_shared_from_this<Link> {
   const size_t ringBytes_;
   std::vector<std::unique_ptr<Stream>> streams_;
   bool closed_ = false;  // I/O thread only
+  // The control socket and its state, I/O thread only but for the atomics.
+  tcp::socket control_;
+  asio::steady_timer ticker_;
+  const Liveness liveness_;
+  std::array<std::byte, 64> controlIn_{};
+  uint64_t controlRead_ = 0;  // bytes read from the control socket, ever
+  bool controlWriting_ = false;
+  std::atomic<bool> controlOpen_{true};
+  LastHeard heard_;  // any byte from the peer, on any socket
   std::atomic<bool> failed_{false};
   mutable std::mutex failureMutex_;
   Status failure_;

@@ -10,6 +10,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/core/liveness.h"
 #include "transports/core/setup.h"
 #include "transports/net/address.h"
 #include "transports/net/interfaces.h"
@@ -85,10 +86,11 @@ Status Setup::prepareSlots(const std::vector<ListenAddress>& addresses) {
     Slot slot;
     slot.peer = peer;
     slot.nsocks = std::clamp<uint32_t>(std::min(nsocks_, theirs.nsocks), 1, kMaxSockets);
-    slot.sockets.resize(slot.nsocks);
-    slot.names.resize(slot.nsocks);
-    slot.claimed.assign(slot.nsocks, false);
-    missing_ += slot.nsocks;
+    slot.heartbeat = heartbeatInterval(liveness_, std::chrono::milliseconds(theirs.livenessMs));
+    slot.sockets.resize(slot.nsocks + 1);  // + the control socket
+    slot.names.resize(slot.nsocks + 1);
+    slot.claimed.assign(slot.nsocks + 1, false);
+    missing_ += slot.nsocks + 1;
     slotOf_[static_cast<size_t>(peer)] = static_cast<int>(slots_.size());
     slots_.push_back(std::move(slot));
   }
@@ -117,9 +119,9 @@ std::string Setup::missing() const {
   for (const Slot& slot : slots_) {
     size_t have = std::count_if(slot.sockets.begin(), slot.sockets.end(),
                                 [](const auto& s) { return s.has_value(); });
-    if (have == slot.nsocks) continue;
+    if (have == slot.sockets.size()) continue;
     out += fmt::format("{}{} rank {} ({} of {})", out.empty() ? "" : ", ",
-                       slot.peer < ctx_.rank ? "from" : "to", slot.peer, have, slot.nsocks);
+                       slot.peer < ctx_.rank ? "from" : "to", slot.peer, have, slot.sockets.size());
   }
   return out;
 }
@@ -135,7 +137,7 @@ Status Setup::connectAll(const std::vector<ListenAddress>& addresses) {
   for (size_t i = 0; i < slots_.size(); ++i) {
     if (slots_[i].peer < ctx_.rank) continue;
     tcp::endpoint endpoint = endpointOf(addresses[static_cast<size_t>(slots_[i].peer)]);
-    for (uint32_t index = 0; index < slots_[i].nsocks; ++index) dial(i, index, endpoint);
+    for (uint32_t index = 0; index <= slots_[i].nsocks; ++index) dial(i, index, endpoint);
   }
   if (ctx_.deadline.at() != Clock::time_point::max()) {
     deadline_.expires_at(ctx_.deadline.at());
@@ -159,6 +161,9 @@ Result<std::vector<PeerSockets>> Setup::rehome(asio::io_context& target) {
     PeerSockets peer;
     peer.peer = slot.peer;
     peer.names = slot.names;
+    peer.names.pop_back();  // the control socket's: the same peer address
+    peer.heartbeat = slot.heartbeat;
+    peer.timeout = liveness_;
     for (auto& socket : slot.sockets) {
       error_code ec;
       tcp::endpoint local = socket->local_endpoint(ec);
@@ -172,8 +177,10 @@ Result<std::vector<PeerSockets>> Setup::rehome(asio::io_context& target) {
       }
       peer.sockets.push_back(std::move(moved));
     }
-    TRN_INFO(kNet, "tcp: rank {} <-> rank {}: {} socket(s), {}", ctx_.rank, slot.peer, slot.nsocks,
-             slot.names[0]);
+    peer.control.emplace(std::move(peer.sockets.back()));
+    peer.sockets.pop_back();
+    TRN_INFO(kNet, "tcp: rank {} <-> rank {}: {} socket(s) + control, {}, heartbeat every {} ms",
+             ctx_.rank, slot.peer, slot.nsocks, slot.names[0], slot.heartbeat.count());
     out.push_back(std::move(peer));
   }
   return out;
@@ -186,9 +193,11 @@ Result<std::vector<PeerSockets>> Setup::run(asio::io_context* target) {
   if (local && !nsocks) local = nsocks.status();
   if (local) nsocks_ = *nsocks;
   if (local) local = openListener();
+  liveness_ = std::min(livenessTimeout(), std::chrono::milliseconds(UINT32_MAX));
   ListenAddress mine;
   mine.ok = local.isOk();
   mine.nsocks = nsocks_;
+  mine.livenessMs = static_cast<uint32_t>(liveness_.count());
   if (listener_.isOpen()) publish(listener_.local(), mine);
   Result<std::vector<ListenAddress>> addresses = exchange(ctx_, mine, "tcp");
   if (!addresses) return addresses.status();

@@ -1,9 +1,10 @@
 // Connection establishment of the TCP transport (wire.h for the handshake).
 //
 // Every rank opens a listener when some lower-ranked peer will connect to it, publishes it
-// with the first oob allGather (with its setup status), dials each higher-ranked peer's
-// listener, accepts its lower-ranked peers, and reports success with a second allGather, so
-// all ranks fail together. Both exchanges happen on every rank, with or without tcp peers.
+// with the first oob allGather (with its setup status and liveness timeout), dials each
+// higher-ranked peer's listener (nsocks data sockets and one control socket), accepts its
+// lower-ranked peers, and reports success with a second allGather, so all ranks fail
+// together. Both exchanges happen on every rank, with or without tcp peers.
 //
 // The listener (transports/net/listener.h) never trusts a connection: it reads one Handshake
 // under kHandshakeTimeout and closes the socket on anything wrong (magic, version,
@@ -16,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,11 @@ inline constexpr int kMaxPendingHandshakes = 32;
 
 struct PeerSockets {
   int peer = -1;
-  std::vector<boost::asio::ip::tcp::socket> sockets;  // handshake done, TCP_NODELAY set
-  std::vector<std::string> names;                     // the peer's address of each socket
+  std::vector<boost::asio::ip::tcp::socket> sockets;    // data; handshake done, TCP_NODELAY set
+  std::vector<std::string> names;                       // the peer's address of each socket
+  std::optional<boost::asio::ip::tcp::socket> control;  // the heartbeats' socket
+  std::chrono::milliseconds heartbeat{0};               // the pair's interval (liveness.h); 0: none
+  std::chrono::milliseconds timeout{0};                 // this rank's liveness timeout; 0: no check
 };
 
 // Sockets per peer from TRNCCL_SOCKET_NSOCKS (default kDefaultSockets), or an error.

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,9 +47,11 @@ class Setup {
   Result<std::vector<PeerSockets>> run(boost::asio::io_context* target);
 
  private:
+  // One peer's sockets: nsocks data sockets, then the control socket (index nsocks).
   struct Slot {
     int peer = -1;
     uint32_t nsocks = 0;
+    std::chrono::milliseconds heartbeat{0};
     std::vector<std::optional<boost::asio::ip::tcp::socket>> sockets;
     std::vector<std::string> names;
     std::vector<bool> claimed;
@@ -82,9 +85,10 @@ class Setup {
   net::Listener listener_;
   boost::asio::steady_timer deadline_{io_};
   uint32_t nsocks_ = 0;
-  std::vector<Slot> slots_;  // indexed like peers_
-  std::vector<int> slotOf_;  // by rank; -1: not a tcp peer
-  size_t missing_ = 0;       // sockets not established yet
+  std::chrono::milliseconds liveness_{0};  // this rank's liveness timeout
+  std::vector<Slot> slots_;                // indexed like peers_
+  std::vector<int> slotOf_;                // by rank; -1: not a tcp peer
+  size_t missing_ = 0;                     // sockets not established yet
   bool finished_ = false;
   Status failure_;
 };

@@ -195,10 +195,9 @@ Status TcpConnection::starved(size_t s, size_t need) {
 Status TcpConnection::checkPeer() {
   if (!recv_.complete()) {
     Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
-    return starved(chunk.stream, headerSeen_ ? 1 : sizeof(FrameHeader));
+    TRN_TRY(starved(chunk.stream, headerSeen_ ? 1 : sizeof(FrameHeader)));
   }
-  if (link_->failed()) return link_->failure();
-  return Status::ok();
+  return link_->liveness();  // the link's failure, or a liveness timeout
 }
 
 }  // namespace trnccl::transport::tcp

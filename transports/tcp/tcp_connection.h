@@ -34,6 +34,8 @@ class TcpConnection final : public Connection {
   const char* transportName() const override { return "tcp"; }
 
   size_t sockets() const { return link_->streams(); }
+  // The I/O thread this connection's sockets run on (tests stall it to silence a peer).
+  IoThread& ioThread() const { return *io_; }
 
  private:
   // The chunk of a message of `messageBytes` that holds byte `position`.

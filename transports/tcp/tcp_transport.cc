@@ -43,8 +43,9 @@ class TcpTransport final : public Transport {
     for (PeerSockets& peer : *established) {
       size_t sockets = peer.sockets.size();
       size_t ring = ringBytes(sockets);
-      auto link = std::make_shared<Link>(io_->context(), peer.peer, ctx.bell, ring,
-                                         std::move(peer.sockets), std::move(peer.names));
+      auto link = std::make_shared<Link>(
+          io_->context(), peer.peer, ctx.bell, ring, std::move(peer.sockets), std::move(peer.names),
+          std::move(*peer.control), Link::Liveness{peer.heartbeat, peer.timeout});
       connections.push_back(std::make_unique<TcpConnection>(io_, std::move(link), ring * sockets));
     }
     return connections;

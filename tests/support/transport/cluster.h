@@ -141,6 +141,27 @@ struct Cluster {
   }
   Doorbell& bell(int rank) { return ranks[static_cast<size_t>(rank)]->bell; }
 
+  // Polls connection->checkPeer() as rank's executor does while stuck (sleeping on its
+  // doorbell, at most 50 ms between checks) until it fails or `limit` passes; its error or OK.
+  Status checkUntilError(int rank, Connection* connection, std::chrono::milliseconds limit) {
+    Deadline deadline = Deadline::after(limit);
+    while (!deadline.expired()) {
+      uint32_t seen = bell(rank).snapshot();
+      Status status = connection->checkPeer();
+      if (!status) return status;
+      bell(rank).sleep(seen, std::chrono::milliseconds(50));
+    }
+    return Status::ok();
+  }
+
+  // A liveness check's idle case: every rank polls its first connection for `quiet`, which
+  // must show no error (heartbeats alone keep it alive), then every rank exchanges a message
+  // with each peer, which must still work. The first error, or OK.
+  Status idleThenExchange(std::chrono::milliseconds quiet) {
+    TRN_TRY(runEach([&](int r) { return checkUntilError(r, conn(r, 0), quiet); }));
+    return runEach([&](int r) { return exchangeStep(bell(r), r, 0, 100000, links(r)); });
+  }
+
   int size;
   uint64_t hash;
   OobGroup group;

@@ -3,7 +3,11 @@
 // loopback.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "support/transport_harness.h"
 #include "transports/ofi/ofi_transport.h"
@@ -17,5 +21,18 @@ using namespace transport::test;
 inline const bool kLoopbackOnly = [] { return ::setenv("FI_TCP_IFACE", "lo", 0) == 0; }();
 
 using Cluster = ClusterOf<makeOfiTransport>;
+
+// A suite run once per provider (the parameter, pinned with TRNCCL_OFI_PROVIDER); skips where
+// libfabric does not offer it.
+class PerProvider : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    provider_.emplace("TRNCCL_OFI_PROVIDER", GetParam());
+    Result<std::shared_ptr<const fi_info>> list = providerList();
+    if (!list) GTEST_SKIP() << list.status().message();
+  }
+
+  std::optional<EnvGuard> provider_;
+};
 
 }  // namespace trnccl::transport::ofi::test

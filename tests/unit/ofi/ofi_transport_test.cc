@@ -3,8 +3,6 @@
 // fi_getinfo's reason.
 #include <gtest/gtest.h>
 
-#include <optional>
-
 #include "unit/ofi/ofi_test_util.h"
 
 namespace trnccl::transport::ofi::test {
@@ -12,16 +10,7 @@ namespace {
 
 const std::vector<size_t> kSizes = {1, 7, 4096 + 3, (3 << 20) + 5, (8 << 20) + 3};
 
-class OfiTransportTest : public ::testing::TestWithParam<std::string> {
- protected:
-  void SetUp() override {
-    provider_.emplace("TRNCCL_OFI_PROVIDER", GetParam());
-    Result<std::shared_ptr<const fi_info>> list = providerList();
-    if (!list) GTEST_SKIP() << list.status().message();
-  }
-
-  std::optional<EnvGuard> provider_;
-};
+using OfiTransportTest = PerProvider;
 
 uint64_t seedOf(int from, int to, size_t size) {
   return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size;

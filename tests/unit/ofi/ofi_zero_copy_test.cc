@@ -4,8 +4,6 @@
 // rank 0 sends, so the per-process counters count its endpoint's choices.
 #include <gtest/gtest.h>
 
-#include <optional>
-
 #include "transports/ofi/testing.h"
 #include "unit/ofi/mr_test_util.h"
 #include "unit/ofi/ofi_test_util.h"
@@ -19,14 +17,8 @@ constexpr size_t kWindow = MrCache::kWindowBytes;
 constexpr size_t kPieceBytes = 65536;
 constexpr size_t kMessage = 4 * kPieceBytes;  // four pieces, each above the zero-copy bound
 
-class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
+class OfiZeroCopyTest : public PerProvider {
  protected:
-  void SetUp() override {
-    provider_.emplace("TRNCCL_OFI_PROVIDER", GetParam());
-    Result<std::shared_ptr<const fi_info>> list = providerList();
-    if (!list) GTEST_SKIP() << list.status().message();
-  }
-
   // A connected pair under the environment of the tests.
   std::unique_ptr<Cluster> connect() {
     auto cluster = std::make_unique<Cluster>(2);
@@ -72,7 +64,6 @@ class OfiZeroCopyTest : public ::testing::TestWithParam<std::string> {
     std::memcpy(dst, pattern.data(), bytes);
   }
 
-  std::optional<EnvGuard> provider_;
   EnvGuard mrLocal_{"TRNCCL_OFI_MR_LOCAL", "1"};
   EnvGuard zcopy_{"TRNCCL_OFI_ZCOPY_BYTES", "4096"};
   EnvGuard piece_{"TRNCCL_OFI_PIECE_BYTES", std::to_string(kPieceBytes)};

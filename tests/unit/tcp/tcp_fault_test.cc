@@ -266,7 +266,8 @@ TEST(TcpSetup, OtherCommunicatorIsRejectedUntilTheDeadline) {
   EXPECT_NE(cluster.statuses[0].message().find("no handshake answer"), std::string::npos)
       << cluster.statuses[0].message();
   EXPECT_EQ(cluster.statuses[1].code(), Code::kTimeout) << cluster.statuses[1].message();
-  EXPECT_NE(cluster.statuses[1].message().find("missing sockets from rank 0 (0 of 1)"),
+  // One data socket and the control socket (link.h).
+  EXPECT_NE(cluster.statuses[1].message().find("missing sockets from rank 0 (0 of 2)"),
             std::string::npos)
       << cluster.statuses[1].message();
 }

@@ -1,0 +1,61 @@
+// The ofi transport's own liveness (transports/core/liveness.h, endpoint.h, channel.h), once
+// per libfabric provider: a peer that goes silent fails the channel with kTimeout after
+// TRNCCL_LIVENESS_TIMEOUT_MS, and an idle channel lives on heartbeats alone.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <thread>
+
+#include "transports/ofi/ofi_connection.h"
+#include "unit/ofi/ofi_test_util.h"
+
+namespace trnccl::transport::ofi::test {
+namespace {
+
+using OfiLiveness = PerProvider;
+
+// T = 600 ms. Rank 0's endpoint lock is held for 2 s, so it neither sends heartbeats nor
+// drives its provider: rank 1 fails after about T, naming rank 0 and the setting.
+TEST_P(OfiLiveness, SilentPeerFailsAfterTheTimeout) {
+  EnvGuard timeout("TRNCCL_LIVENESS_TIMEOUT_MS", "600");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  auto* silent = dynamic_cast<OfiConnection*>(cluster.conn(0, 0));
+  ASSERT_NE(silent, nullptr);
+  std::mutex& lock = silent->endpoint().mutex();
+  std::thread holder([&] {
+    std::lock_guard held(lock);
+    std::this_thread::sleep_for(2000ms);
+  });
+  auto stalled = Clock::now();
+  Status status = cluster.checkUntilError(1, cluster.conn(1, 0), 1700ms);
+  auto elapsed = Clock::now() - stalled;
+  holder.join();
+  ASSERT_FALSE(status.isOk()) << "no liveness error within 1.7 s";
+  EXPECT_EQ(status.code(), Code::kTimeout);
+  EXPECT_EQ(status.peer(), 0);
+  EXPECT_NE(status.message().find("ofi: heard nothing from rank 0 ("), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("(TRNCCL_LIVENESS_TIMEOUT_MS=600)"), std::string::npos)
+      << status.message();
+  EXPECT_GE(elapsed, 500ms);  // T less one heartbeat interval (75 ms) at the earliest
+  EXPECT_LE(elapsed, 1600ms);
+  Result<size_t> n = cluster.conn(1, 0)->recvSome(1, [](size_t, const std::byte*, size_t) {});
+  EXPECT_EQ(n.status().code(), Code::kTimeout) << n.status().message();  // it sticks
+}
+
+// T = 300 ms. Nothing is sent for 5 T: heartbeats keep both ends alive, and the channel still
+// carries messages afterwards.
+TEST_P(OfiLiveness, IdleChannelLivesOnHeartbeats) {
+  EnvGuard timeout("TRNCCL_LIVENESS_TIMEOUT_MS", "300");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  Status status = cluster.idleThenExchange(1500ms);
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiLiveness, ::testing::Values("tcp", "shm"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace trnccl::transport::ofi::test
