@@ -51,9 +51,9 @@ programs)
   fi
   ;;
 cmake)
-  cxx=$3 generator=$4 src=$5
+  cxx=$3 generator=$4 src=$5 version=$6
   cmake -S "$src" -B "$work/cmake-build" -G "$generator" -DCMAKE_CXX_COMPILER="$cxx" \
-    -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake-configure.log"
+    -DCMAKE_PREFIX_PATH="$prefix" -DTRNCCL_WANT_VERSION="$version" >"$work/cmake-configure.log"
   grep -qx "trnccl_DIR:PATH=$lib/cmake/trnccl" "$work/cmake-build/CMakeCache.txt" ||
     fail "find_package found another trnccl: $(grep trnccl_DIR "$work/cmake-build/CMakeCache.txt")"
   cmake --build "$work/cmake-build" >"$work/cmake-build.log"
