@@ -45,6 +45,7 @@ asan-test: deps
 	@cmake --preset asan >/dev/null
 	@cmake --build build-asan -j$(JOBS) --target trnccl_unit_suite
 	TRNCCL_SOCKET_IFNAME=lo ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --preset asan -j$(CTEST_J)
 
 tsan-test: deps

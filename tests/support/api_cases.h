@@ -109,7 +109,7 @@ inline size_t runPreMulSum(trncclComm_t comm, trnrtStream_t stream, int r, int n
   unsigned char* send = mem.get();
   unsigned char* recv = inPlace ? send : send + sendCount * elem;
   if (inPlace && coll == PreMulColl::kReduceScatter) recv = send + r * count * elem;
-  std::memcpy(send, in.data(), in.size());
+  if (!in.empty()) std::memcpy(send, in.data(), in.size());
   trncclResult_t res =
       coll == PreMulColl::kAllReduce ? trncclAllReduce(send, recv, count, t, op, comm, stream)
       : coll == PreMulColl::kReduceScatter
@@ -140,7 +140,7 @@ inline size_t runGather(trncclComm_t comm, trnrtStream_t stream, int r, int n, i
   unsigned char* send = recv + n * count * elem;  // past the receive buffer
   if (inPlace && r == root) send = recv + root * count * elem;
   const std::vector<unsigned char> in = rankInput(t, r, count);
-  std::memcpy(send, in.data(), in.size());
+  if (!in.empty()) std::memcpy(send, in.data(), in.size());
   // Non-root ranks pass no receive buffer (NCCL allows NULL there).
   EXPECT_EQ(trncclGather(send, r == root ? recv : nullptr, count, t, root, comm, stream),
             trncclSuccess)
