@@ -146,7 +146,7 @@ inline size_t runGather(trncclComm_t comm, trnrtStream_t stream, int r, int n, i
             trncclSuccess)
       << trncclGetLastError(comm);
   EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess) << trnrtGetLastErrorMessage();
-  if (r != root) return 0;
+  if (r != root || count == 0) return 0;
   size_t bad = 0;
   for (int k = 0; k < n; ++k) {
     bad += std::memcmp(recv + k * count * elem, rankInput(t, k, count).data(), count * elem) != 0;
@@ -164,14 +164,14 @@ inline size_t runScatter(trncclComm_t comm, trnrtStream_t stream, int r, int n, 
   unsigned char* recv = send + n * count * elem;
   const std::vector<unsigned char> all = rankInput(t, n, n * count);
   if (r == root) {
-    std::memcpy(send, all.data(), all.size());
+    if (!all.empty()) std::memcpy(send, all.data(), all.size());
     if (inPlace) recv = send + root * count * elem;
   }
   EXPECT_EQ(trncclScatter(r == root ? send : nullptr, recv, count, t, root, comm, stream),
             trncclSuccess)
       << trncclGetLastError(comm);
   EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess) << trnrtGetLastErrorMessage();
-  return std::memcmp(recv, all.data() + r * count * elem, count * elem) != 0;
+  return count > 0 && std::memcmp(recv, all.data() + r * count * elem, count * elem) != 0;
 }
 
 // The legacy in-place broadcast: every rank's buffer becomes the root's input.
@@ -180,11 +180,11 @@ inline size_t runBcast(trncclComm_t comm, trnrtStream_t stream, int r, int root,
   DeviceBuffer buf(count * typeSize(t));
   const std::vector<unsigned char> want = rankInput(t, root, count);
   std::memset(buf.get(), 0x5a, count * typeSize(t));
-  if (r == root) std::memcpy(buf.get(), want.data(), want.size());
+  if (r == root && !want.empty()) std::memcpy(buf.get(), want.data(), want.size());
   EXPECT_EQ(trncclBcast(buf.get(), count, t, root, comm, stream), trncclSuccess)
       << trncclGetLastError(comm);
   EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess) << trnrtGetLastErrorMessage();
-  return std::memcmp(buf.get(), want.data(), want.size()) != 0;
+  return !want.empty() && std::memcmp(buf.get(), want.data(), want.size()) != 0;
 }
 
 // ---- all-to-all-v as NCCL programs write it: grouped send/recv ----
