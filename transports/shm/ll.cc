@@ -1,6 +1,7 @@
 #include "transports/shm/ll.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -13,33 +14,36 @@
 namespace trnccl::transport::shm {
 namespace {
 
-constexpr uint64_t kLineBytes = sizeof(uint64_t);
+constexpr uint64_t kLineBytes = kLlLineBytes;
 constexpr uint64_t kCtrlBytes = sizeof(LlCtrl);
+static_assert(sizeof(LlLine) == kLlLineBytes && kCtrlBytes % kLlLineBytes == 0);
 
-uint64_t payloadLines(uint64_t bytes) { return (bytes + 3) / 4; }
+uint64_t payloadLines(uint64_t bytes) { return (bytes + kLlLineData - 1) / kLlLineData; }
 
 }  // namespace
 
 uint64_t llAreaBytes(uint32_t threshold, uint64_t fifoBytes) {
-  if (threshold == 0) return 0;
-  // A quarter of the region, whole cache lines, so the record ring stays a multiple of 64.
-  return fifoBytes / 4 / kCacheLine * kCacheLine;
+  uint64_t quarter = fifoBytes / 4;
+  if (threshold == 0 || quarter < kCtrlBytes + 2 * kLineBytes) return 0;
+  // At most a quarter of the region: the control block, then a power of two of lines (a line's
+  // slot is a mask, not a division, per 8 bytes). A multiple of 64, so the record ring stays one.
+  return kCtrlBytes + std::bit_floor((quarter - kCtrlBytes) / kLineBytes) * kLineBytes;
 }
 
 LlArea llArea(std::byte* fifoData, uint64_t fifoBytes, uint32_t threshold) {
   uint64_t bytes = llAreaBytes(threshold, fifoBytes);
-  if (bytes <= kCtrlBytes) return {};
+  if (bytes == 0) return {};
   std::byte* base = fifoData + (fifoBytes - bytes);
   LlArea area;
   area.ctrl = reinterpret_cast<LlCtrl*>(base);
-  area.lines = reinterpret_cast<std::atomic<uint64_t>*>(base + kCtrlBytes);
+  area.lines = reinterpret_cast<LlLine*>(base + kCtrlBytes);
   area.count = (bytes - kCtrlBytes) / kLineBytes;
   return area;
 }
 
 void initLlArea(std::byte* fifoData, uint64_t fifoBytes, uint32_t threshold) {
   uint64_t bytes = llAreaBytes(threshold, fifoBytes);
-  if (bytes <= kCtrlBytes) return;
+  if (bytes == 0) return;
   auto* ctrl = new (fifoData + (fifoBytes - bytes)) LlCtrl();
   ctrl->firstSeq = testing::llFirstSeq();
 }
@@ -74,22 +78,19 @@ bool LlWriter::room(uint64_t need) {
 
 size_t LlWriter::write(const std::byte* src, size_t bytes, uint64_t moved) {
   bool last = moved + bytes == bytes_;
-  uint64_t lines = last ? payloadLines(bytes) : bytes / 4;
+  uint64_t lines = last ? payloadLines(bytes) : bytes / kLlLineData;
   uint64_t header = headerPending_ ? kLlHeaderLines : 0;
   if (!room(header + std::min<uint64_t>(lines, 1))) return 0;
   lines = std::min(lines, area_.count - (head_ - tail_) - header);
   if (header + lines == 0) return 0;
   if (headerPending_) {
-    put(static_cast<uint32_t>(tag_));
-    put(static_cast<uint32_t>(tag_ >> 32));
-    put(static_cast<uint32_t>(bytes_));
-    put(index_);
+    put({tag_, bytes_ | (uint64_t{index_} << 32)});
     headerPending_ = false;
   }
-  size_t taken = std::min<uint64_t>(bytes, lines * 4);
-  for (size_t off = 0; off < taken; off += 4) {
-    uint32_t data = 0;
-    std::memcpy(&data, src + off, std::min<size_t>(4, taken - off));
+  size_t taken = std::min<uint64_t>(bytes, lines * kLlLineData);
+  for (size_t off = 0; off < taken; off += kLlLineData) {
+    uint64_t data[7] = {};
+    std::memcpy(data, src + off, std::min<size_t>(kLlLineData, taken - off));
     put(data);
   }
   wakeIfSleeping(peerBell_);
@@ -111,14 +112,13 @@ void LlReader::begin(uint64_t bytes) {
 }
 
 bool LlReader::header(uint32_t seq, Record& record, uint32_t& index) const {
-  uint32_t low = 0, high = 0, bytes = 0;
-  if (!ready(start_ + 3, index, seq) || !ready(start_ + 2, bytes, seq) ||
-      !ready(start_ + 1, high, seq) || !ready(start_, low, seq)) {
-    return false;
-  }
+  if (!ready(start_, seq)) return false;
+  const LlLine& line = area_.line(start_);
+  uint64_t word1 = line.word[1].load(std::memory_order_relaxed);
   record.kind = static_cast<uint32_t>(RecordKind::kBegin);
-  record.a = (uint64_t{high} << 32) | low;
-  record.bytes = bytes;
+  record.a = line.word[0].load(std::memory_order_relaxed);
+  record.bytes = static_cast<uint32_t>(word1);
+  index = static_cast<uint32_t>(word1 >> 32);
   return true;
 }
 
@@ -132,7 +132,7 @@ Result<bool> LlReader::readHeader(uint64_t tag) {
   Record record;
   uint32_t index = 0;
   if (!header(seq_, record, index)) return false;
-  std::string problem = beginRecordProblem(record, {tag, bytes_, 0, area_.count * 4});
+  std::string problem = beginRecordProblem(record, {tag, bytes_, 0, area_.count * kLlLineData});
   if (!problem.empty()) {
     return Status(Code::kInternalError, fmt::format("shm LL: from rank {}: {}", peer_, problem),
                   peer_);
@@ -142,33 +142,56 @@ Result<bool> LlReader::readHeader(uint64_t tag) {
 }
 
 void LlReader::consumed(uint64_t tail) {
-  if (tail - published_ < std::max<uint64_t>(1, area_.count / 8)) return;
-  published_ = tail;
-  area_.ctrl->tail.store(tail, std::memory_order_release);
+  tail_ = tail;
+  if (tail - published_ >= std::max<uint64_t>(1, area_.count / 8)) publish();
+}
+
+void LlReader::publish() {
+  published_ = tail_;
+  area_.ctrl->tail.store(tail_, std::memory_order_release);
   wakeIfSleeping(peerBell_);
 }
 
 Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
+  const uint64_t first = start_ + kLlHeaderLines;
+  // Only the message's last line is polled until it arrives. Lines become visible in the order
+  // they were written (release stores, acquire loads), so then every line is there, and the
+  // receiver never reads a cache line the sender is still filling.
+  if (!ready(first + payloadLines(bytes_) - 1)) {
+    // A header of another size has its last line elsewhere: check the header meanwhile.
+    if (!headerSeen_) {
+      Result<bool> seen = readHeader(tag);
+      if (!seen) return seen.status();
+    }
+    // Idle: hand back the room consumed so far, so a sender short of it can finish this message.
+    if (tail_ != published_) publish();
+    return size_t{0};
+  }
   if (!headerSeen_) {
     Result<bool> seen = readHeader(tag);
     if (!seen || !*seen) return seen ? Result<size_t>(size_t{0}) : seen.status();
   }
-  std::byte buffer[256];
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  alignas(8) std::byte buffer[16 * kLlLineData];
   size_t handed = 0;
-  const uint64_t first = start_ + kLlHeaderLines;
-  while (handed < max && moved + handed < bytes_) {
-    size_t n = 0;
-    while (n < sizeof buffer && handed + n < max && moved + handed + n < bytes_) {
-      uint64_t at = moved + handed + n;
-      uint32_t data = 0;
-      if (!ready(first + at / 4, data)) break;
-      size_t k = std::min<uint64_t>({4 - at % 4, bytes_ - at, max - handed - n, sizeof buffer - n});
-      std::memcpy(buffer + n, reinterpret_cast<const std::byte*>(&data) + at % 4, k);
-      n += k;
+  while (handed < n) {
+    size_t filled = 0;
+    while (filled < sizeof buffer && handed + filled < n) {
+      uint64_t at = moved + handed + filled;
+      const LlLine& line = area_.line(first + at / kLlLineData);
+      if (line.word[7].load(std::memory_order_relaxed) != seq_) {
+        return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
+                             peer_, at / kLlLineData, bytes_);
+      }
+      uint64_t data[7];
+      for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
+      size_t k = std::min<uint64_t>(
+          {kLlLineData - at % kLlLineData, n - handed - filled, sizeof buffer - filled});
+      std::memcpy(buffer + filled, reinterpret_cast<const std::byte*>(data) + at % kLlLineData, k);
+      filled += k;
     }
-    if (n == 0) break;
-    consume(moved + handed, buffer, n);
-    handed += n;
+    consume(moved + handed, buffer, filled);
+    handed += filled;
   }
   uint64_t done = moved + handed;
   if (done == bytes_) {
@@ -176,7 +199,7 @@ Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Co
     testing::counters().add(testing::Event::kLlMessages);
     consumed(start_);
   } else {
-    consumed(first + done / 4);
+    consumed(first + done / kLlLineData);
   }
   return handed;
 }

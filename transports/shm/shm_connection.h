@@ -17,7 +17,7 @@
 // descriptor it issued to be acknowledged before the caller may reuse the source buffer.
 //
 // Small messages (up to the receiver's TRNCCL_SHM_LL_THRESHOLD) skip all of that and travel by
-// the low-latency protocol in the last quarter of the FIFO's memory (ll.h).
+// the low-latency protocol at the end of the FIFO's memory, at most a quarter of it (ll.h).
 #pragma once
 
 #include <sys/types.h>

@@ -45,8 +45,8 @@ TEST(ShmLl, SizesUpToTheThresholdTakeIt) {
 }
 
 TEST(ShmLl, DefaultThresholdAndZeroDisables) {
-  EXPECT_EQ(exchange({1, 4096}).ll, 4);
-  EXPECT_EQ(exchange({4097}).ll, 0);
+  EXPECT_EQ(exchange({1, 512}).ll, 4);
+  EXPECT_EQ(exchange({513}).ll, 0);
   EnvGuard off("TRNCCL_SHM_LL_THRESHOLD", "0");
   Paths disabled = exchange({8, 100});
   EXPECT_EQ(disabled.ll, 0);
@@ -64,7 +64,7 @@ TEST(ShmLl, NegativeThresholdIsAnError) {
 
 // Thousands of messages each way, sizes 1 .. 600 (odd ones too) with a FIFO-size message mixed
 // in every 50th; the sender runs ahead of the receiver as far as the LL area lets it. With
-// 4 KiB FIFOs the LL area holds 112 lines: messages up to its maxBytes (432) fill it whole, so
+// 4 KiB FIFOs the LL area holds 8 lines: messages up to its maxBytes (392) fill it whole, so
 // partial writes and the lazily published tail must keep both sides moving, and larger ones
 // take the FIFO.
 void streamBothWays(uint64_t fifoBytes, size_t count) {
@@ -89,7 +89,7 @@ TEST(ShmLl, ManyMessagesBackToBackBothWays) { streamBothWays(1 << 20, 4000); }
 
 TEST(ShmLl, SmallAreaCapsTheThreshold) {
   std::vector<std::byte> region(4096);
-  EXPECT_EQ(llArea(region.data(), region.size(), 1024).maxBytes(), 432u);
+  EXPECT_EQ(llArea(region.data(), region.size(), 1024).maxBytes(), 392u);
   streamBothWays(4096, 1000);
 }
 
@@ -173,6 +173,15 @@ TEST(ShmLl, SizesStraddlingTheThresholdFail) {
   ASSERT_FALSE(got.isOk());
   EXPECT_EQ(got.status().message(),
             "shm: from rank 0: message has tag 0x11 and 8192 bytes, expected tag 0x11 and 64 "
+            "bytes");
+  // The other way round: an LL message where the receiver expects a FIFO one.
+  ASSERT_TRUE(cluster.conn(1, 0)->beginSend(0x22, 64).isOk());
+  ASSERT_EQ(offer(*cluster.conn(1, 0), out.data(), 64).value(), 64u);
+  ASSERT_TRUE(cluster.conn(0, 0)->beginRecv(0x22, 8192).isOk());
+  got = cluster.conn(0, 0)->recvSome(8192, [](size_t, const std::byte*, size_t) {});
+  ASSERT_FALSE(got.isOk());
+  EXPECT_EQ(got.status().message(),
+            "shm: from rank 1: message has tag 0x22 and 64 bytes, expected tag 0x22 and 8192 "
             "bytes");
 }
 
