@@ -393,6 +393,7 @@ int main(int argc, char** argv) {
   if (mode == "shrink") return modeShrink(w);
   if (mode == "random") return modeRandom(w);
   if (mode == "finalize") return modeFinalize(w);
+  if (mode == "recv_stuck") return modeRecvStuck(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -103,3 +103,26 @@ int modeFinalize(World& w) {
   say("DONE");
   return 0;
 }
+
+// A rank stuck on a peer: rank `receiver` receives from rank `sender`, which never sends (it
+// idles like every other rank until the test's go, then aborts). The receiver says WAITING once
+// its receive is enqueued, and ERROR (reportFailure) when the wait fails.
+int modeRecvStuck(World& w) {
+  setup(w, 1024);
+  init(w);
+  if (w.rank != opt("receiver", 1)) {
+    waitForGo();
+    long long t0 = nowMs();
+    trncclCommAbort(w.comm);
+    say("ABORT_MS " + std::to_string(nowMs() - t0));
+    return 0;
+  }
+  long long issued = nowMs();
+  trncclRecv(w.recv, w.count, trncclFloat32, static_cast<int>(opt("sender", 0)), w.comm, w.stream);
+  say("WAITING");
+  if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
+    return reportFailure(w, e, issued);
+  }
+  say("WRONG the receive completed without a send");
+  return 5;
+}

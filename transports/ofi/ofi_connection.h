@@ -23,6 +23,7 @@ class OfiConnection final : public Connection {
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
   size_t bufferBytes() const override { return channel_.bufferBytes(); }
   Status checkPeer() override;
+  Status checkLink() override { return checkPeer(); }
   int peer() const override { return channel_.peer(); }
   const char* transportName() const override { return "ofi"; }
   // The endpoint this connection is a channel of (tests hold its lock to silence a rank).
