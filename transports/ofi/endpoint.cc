@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/mr_cache.h"
+#include "transports/ofi/testing.h"
 #include "transports/ofi/waker.h"
 
 namespace trnccl::transport::ofi {
@@ -135,6 +136,7 @@ void Endpoint::cancelAll() {
     });
   }
   // The completions only: nothing is reposted or handed to a channel any more.
+  const size_t held = posted_;
   const auto until = std::chrono::steady_clock::now() + kCancelMs;
   fi_cq_tagged_entry entries[kCqBatch];
   while (posted_ > 0 && std::chrono::steady_clock::now() < until) {
@@ -152,6 +154,8 @@ void Endpoint::cancelAll() {
       break;  // the queue itself failed: nothing more will come
     }
   }
+  testing::counters().add(testing::Event::kReleasedAtClose, static_cast<int64_t>(held - posted_));
+  testing::counters().add(testing::Event::kHeldAtClose, static_cast<int64_t>(posted_));
   if (posted_ > 0) {
     TRN_INFO(kNet, "ofi: rank {} closes its endpoint with {} operation(s) not cancelled", rank_,
              posted_);
