@@ -18,7 +18,7 @@ constexpr size_t kCqBatch = 16;
 constexpr int kCqRounds = 8;  // batches per progress() call, so one call stays short
 constexpr size_t kMinCqEntries = 1024;
 constexpr int64_t kDefaultLingerMs = 2000;
-constexpr auto kCancelMs = std::chrono::milliseconds(1000);
+constexpr auto kCancelMs = std::chrono::milliseconds(500);
 
 }  // namespace
 

@@ -25,7 +25,7 @@
 // sends are still in flight on channels that have not failed so the peers get the last bytes,
 // cancels every operation the provider still holds (fi_cancel: the pre-posted receives, sends
 // stuck on a failed connection) and reads the completion queue until their completions have
-// arrived (at most kCancelMs): closing an endpoint with operations in flight crashed rxm's
+// arrived (at most 500 ms): closing an endpoint with operations in flight crashed rxm's
 // fi_close after a liveness timeout. Then it closes the endpoint, address vector, completion
 // queue, the channels' registered buffers, the cached registrations, the domain and the
 // fabric, in that order.
