@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/sleeper.h"
 #include "transports/core/transport.h"
 
 namespace trnccl::schedule {
@@ -256,8 +257,16 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
       nextPeerCheck = Clock::now() + kPeerCheckEvery;
     }
     if (backoff.next()) continue;
+    // Announce the sleep, then poll once more: shm LL senders ring only announced sleepers.
+    DoorbellSleeper sleeper(*ctx.bell);
+    TRN_TRY(poll(progressed));
+    if (ready()) return Status::ok();
+    if (progressed) {
+      backoff.reset();
+      continue;
+    }
     auto left = ctx.deadline.remaining();
-    ctx.bell->sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
+    sleeper.sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
   }
 }
 
