@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::schedule {
 namespace {
@@ -241,8 +242,13 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
       nextPeerCheck = Clock::now() + kPeerCheckEvery;
     }
     if (backoff.next()) continue;
+    // On the peers' sockets when they are all TCP, else on the doorbell (waiting.h).
+    thread_local std::vector<Connection*> waitOn;
+    waitOn.clear();
+    for (int p : peers) waitOn.push_back(ctx.conns[p]);
     auto left = ctx.deadline.remaining();
-    ctx.bell->sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
+    transport::waitForNews(waitOn, *ctx.bell, seen,
+                           std::min<std::chrono::microseconds>(left, kMaxSleep));
   }
 }
 

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::transport::test {
 
@@ -32,7 +33,8 @@ struct RecvOp {
 };
 
 // Polls every operation like the executor: when a pass makes no progress, spin a little, then
-// sleep on the doorbell (snapshot taken before the pass, so no ring is lost).
+// wait as the executor does (waiting.h: on TCP sockets, else the doorbell; snapshot taken
+// before the pass, so no ring is lost).
 inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<RecvOp>& recvs,
                     Deadline deadline = Deadline::after(60s)) {
   Backoff backoff;
@@ -77,7 +79,10 @@ inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<Recv
     if (progress) {
       backoff.reset();
     } else if (!backoff.next()) {
-      bell.sleep(seen, 1ms);
+      std::vector<Connection*> waitOn;
+      for (const SendOp& op : sends) waitOn.push_back(op.connection);
+      for (const RecvOp& op : recvs) waitOn.push_back(op.connection);
+      waitForNews(waitOn, bell, seen, 1ms);
     }
   }
 }
