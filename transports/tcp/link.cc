@@ -16,6 +16,8 @@ namespace {
 
 using boost::system::error_code;
 
+constexpr auto kRepoll = std::chrono::microseconds(8);
+
 std::array<asio::mutable_buffer, 2> buffersOf(const Pieces& pieces) {
   return {asio::buffer(pieces.part[0].data(), pieces.part[0].size()),
           asio::buffer(pieces.part[1].data(), pieces.part[1].size())};
@@ -192,6 +194,12 @@ error_code Link::pull(Stream& st) {
   if (st.in.data == nullptr) st.in.data = std::make_unique<std::byte[]>(ringBytes_);
   const uint64_t free = ringBytes_ - (st.in.head - st.in.tail);
   if (free == 0 || st.eof) return {};
+  // A spinning executor polls many times a microsecond; a system call each time would stretch
+  // its spin from a few microseconds to a hundred and keep the core its peer needs (and a
+  // socket wake-up tends to put the reader on the writer's core). An empty socket is read
+  // again after kRepoll; waitForNews's poll(2) sees bytes that arrive meanwhile at once.
+  const auto now = Clock::now();
+  if (now < st.nextPull) return {};
   Pieces room = piecesOf(st.in, st.in.head, free);
   std::array<iovec, 2> iov = {iovec{room.part[0].data(), room.part[0].size()},
                               iovec{room.part[1].data(), room.part[1].size()}};
@@ -208,7 +216,10 @@ error_code Link::pull(Stream& st) {
     st.eof = true;
     return {};
   }
-  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {};
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+    st.nextPull = now + kRepoll;
+    return {};
+  }
   return error_code(errno, boost::system::system_category());
 }
 
@@ -252,9 +263,13 @@ int Link::socketFd(size_t s) {
   return st.eof ? -1 : st.socket.native_handle();
 }
 
-void Link::drainWake() {
+void Link::wokeUp() {
   uint64_t count;
   [[maybe_unused]] ssize_t n = ::read(wake_.get(), &count, sizeof(count));
+  for (auto& stream : streams_) {
+    std::lock_guard lock(stream->mutex);
+    stream->nextPull = {};
+  }
 }
 
 void Link::watch(size_t s) {

@@ -91,7 +91,9 @@ class Link : public std::enable_shared_from_this<Link> {
   // event fd the I/O thread writes when room frees up or the link fails.
   int socketFd(size_t s);
   int wakeFd() const { return wake_.get(); }
-  void drainWake();  // after poll(2) saw wakeFd() readable
+  // After poll(2) saw one of the descriptors readable: drains the event fd, and the next
+  // readable() reads the sockets at once.
+  void wokeUp();
   // Until bytes arrive on stream s, the I/O thread watches its socket and rings the doorbell
   // when they do (for a waiter that sleeps on the doorbell).
   void watch(size_t s);
@@ -119,6 +121,8 @@ class Link : public std::enable_shared_from_this<Link> {
     bool writing = false;   // a write is in flight or posted (stays set after an error)
     bool watching = false;  // a wait for readable bytes is posted (watch())
     bool eof = false;
+    // The executor's next read of an empty socket, not before (pull()); reset by wokeUp().
+    Clock::time_point nextPull{};
   };
 
   Pieces piecesOf(Ring& ring, uint64_t from, uint64_t bytes) const;

@@ -213,7 +213,7 @@ void TcpConnection::wakeFds(std::vector<int>& fds) const {
   }
 }
 
-void TcpConnection::woke() { link_->drainWake(); }
+void TcpConnection::woke() { link_->wokeUp(); }
 
 void TcpConnection::armDoorbell() {
   if (!recv_.complete()) link_->watch(chunkAt(recv_.moved(), recv_.bytes()).stream);
