@@ -33,6 +33,12 @@ class TcpConnection final : public Connection {
   void wakeFds(std::vector<int>& fds) const override;
   void woke() override;
   void armDoorbell() override;
+  // The link's failure or liveness timeout, after looking for a reset or end of file on its
+  // sockets (nobody reads a socket while no message is expected on it).
+  Status checkLink() override {
+    TRN_TRY(link_->probe());
+    return link_->liveness();
+  }
   int peer() const override { return link_->peer(); }
   const char* transportName() const override { return "tcp"; }
 
