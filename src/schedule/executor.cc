@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/sleeper.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::schedule {
 namespace {
@@ -214,7 +215,7 @@ Status checkLinks(const ExecContext& ctx) {
   return Status::ok();
 }
 
-// Waits until `ready()` is true, polling with `poll` and sleeping on the doorbell in between;
+// Waits until `ready()` is true, polling with `poll` and waiting (waiting.h) in between;
 // fails on abort, deadline or a dead peer.
 template <typename Poll, typename Ready>
 Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll poll,
@@ -265,8 +266,13 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
       backoff.reset();
       continue;
     }
+    // On the peers' sockets when they are all TCP, else on the doorbell (waiting.h).
+    thread_local std::vector<Connection*> waitOn;
+    waitOn.clear();
+    for (int p : peers) waitOn.push_back(ctx.conns[p]);
     auto left = ctx.deadline.remaining();
-    sleeper.sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
+    transport::waitForNews(waitOn, sleeper, seen,
+                           std::min<std::chrono::microseconds>(left, kMaxSleep));
   }
 }
 

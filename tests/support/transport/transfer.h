@@ -12,6 +12,7 @@
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::transport::test {
 
@@ -73,9 +74,10 @@ inline Status drivePass(std::vector<SendOp>& sends, std::vector<RecvOp>& recvs, 
 }
 
 // Polls every operation like the executor: when a pass makes no progress, spin a little, then
-// announce a sleeper, poll once more and sleep on the doorbell (snapshot taken before the
-// passes, so no ring is lost; shm LL senders ring only announced sleepers). `sleep` bounds
-// each sleep: a missed wake-up costs that much, so tests of wake-ups pass a long one.
+// announce a sleeper, poll once more and wait as the executor does (waiting.h: on TCP sockets,
+// else the doorbell; snapshot taken before the passes, so no ring is lost; shm LL senders ring
+// only announced sleepers). `sleep` bounds each wait: a missed wake-up costs that much, so tests
+// of wake-ups pass a long one.
 inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<RecvOp>& recvs,
                     Deadline deadline = Deadline::after(60s),
                     std::chrono::microseconds sleep = 1ms) {
@@ -99,7 +101,10 @@ inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<Recv
       backoff.reset();
       continue;
     }
-    sleeper.sleep(seen, std::min(sleep, deadline.remaining()));
+    std::vector<Connection*> waitOn;
+    for (const SendOp& op : sends) waitOn.push_back(op.connection);
+    for (const RecvOp& op : recvs) waitOn.push_back(op.connection);
+    waitForNews(waitOn, sleeper, seen, std::min(sleep, deadline.remaining()));
   }
 }
 
