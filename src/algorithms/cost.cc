@@ -68,19 +68,25 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
   if (!m.switched || m.multiInstance) {
     // The n-1 messages cross the torus links they share, so each is slowed (and delayed) by the
     // average hops of a direct transfer. Across instances the messages to the other instances'
-    // ranks also queue on the rank's rail, one after another.
+    // ranks also queue on the rank's rail, one after another, with those of the rail's other
+    // ranks.
     const LinkCost flat = flatLink(m);
     const double hops = std::max(1.0, m.meshHops);
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
     const int local = instances != nullptr && !instances->rows.empty()
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
-    const double queued = m.multiInstance ? extraMessagesUs(n - local + 1) : 0;
+    // The rank's own DMA queue issues those to its instance, one after another.
+    const double queued =
+        extraMessagesUs(m, local) +
+        (m.multiInstance ? std::max(1, m.ranksPerRail) * extraMessagesUs(m, n - local + 1) : 0);
     return flat.latencyUs * hops + queued + (n - 1) * bytesPerPeer / (flat.bandwidth / hops * 1e3);
   }
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
-  return switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
+  // The rank's DMA queue issues its n-1 messages one after another.
+  return extraMessagesUs(m, n) +
+         switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
 }
 
 double directBlockRound(const CollArgs& a, const LinkModel& m) {
@@ -100,7 +106,9 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
   return latency + us;
 }
 
-double extraMessagesUs(int messages) { return std::max(0, messages - 1) * kChannelStepUs; }
+double extraMessagesUs(const LinkModel& m, int messages) {
+  return std::max(0, messages - 1) * m.messageUs;
+}
 
 double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels) {
   const double half = bytes / 2;
@@ -118,13 +126,21 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
 double bruckPhase(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double bytes = totalBytes(a);
-  LinkCost link = interLink(m);
-  if (!m.multiInstance) {
-    // The late steps, which move the most blocks, reach furthest: a direct transfer's hops.
-    link = {partnerLink(m).latencyUs, m.intraBandwidth / std::max(1.0, m.meshHops)};
-  }
+  // Steps to partners at distance d < local stay on the instance: a direct transfer's hops
+  // (the late steps, which move the most blocks, reach furthest), on a switch the chip's port
+  // shared by its ranks; steps at d >= local cross the network.
+  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
+  const int local = m.multiInstance && grid ? static_cast<int>(a.shape->instances.rows[0].size())
+                    : m.multiInstance       ? 1
+                                            : n;
+  const double hops = std::max(1.0, m.meshHops);
+  const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
+  const LinkCost base = m.multiInstance ? crossLink(m) : flatLink(m);
+  const LinkCost near = {base.latencyUs * hops, base.bandwidth / hops / sharing};
+  const LinkCost far = interLink(m);
   double t = 0;
   for (int d = 1; d < n; d *= 2) {
+    const LinkCost link = d < local ? near : far;
     t += link.latencyUs +
          std::min(d, n - d) * (bytes / n) / (kBruckEfficiency * link.bandwidth * 1e3);
   }

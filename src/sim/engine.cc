@@ -47,6 +47,7 @@ struct Lane {
   double freeAt = 0;
   double bytesPerUs = 1;
   double busyUs = 0;
+  double messageUs = 0;  // per message it issues (first hop of a route)
 };
 
 struct RankState {
@@ -54,6 +55,7 @@ struct RankState {
   uint32_t groupFirst = 0;
   int32_t pending = 0;  // parts of the current group not done
   double groupBegin = 0, groupDone = 0;
+  double issueFreeAt = 0;  // its DMA queue issues the next message from then on
   bool finished = false;
 };
 
@@ -68,12 +70,14 @@ class Engine {
     const int n = p.nranks();
     ranks_.resize(static_cast<size_t>(n));
     queues_.assign(conns_.size(), Queue{});
-    for (const Resource& r : p.fabric().resources()) lanes_.push_back(Lane{0, r.bytesPerUs, 0});
+    for (const Resource& r : p.fabric().resources())
+      lanes_.push_back(Lane{0, r.bytesPerUs, 0, r.messageUs});
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
     // Every message a send starts: reserved (address space only) so that the table never moves.
     msgs_.reserve(p.sends());
     second_.reserve(p.sends());
     hbm_ = p.fabric().hbmBytesPerUs();
+    messageUs_ = p.fabric().messageUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
     for (int r = 0; r < n; ++r) {
       RankState& rs = ranks_[static_cast<size_t>(r)];
@@ -203,6 +207,7 @@ class Engine {
   const EngineOptions o_;
   Recorder* rec_;
   double hbm_ = 1;
+  double messageUs_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Msg> msgs_;
   int32_t free_ = -1;
@@ -292,7 +297,13 @@ void Engine::reserveHop(int32_t id, double now) {
   const Route& route = p_.route(m.conn);
   const int32_t r = route.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
-  const double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  if (m.hop == 0 && lane.messageUs > 0) {
+    busy += lane.messageUs;                   // the NIC's send queue takes it
+  } else if (m.hop == 0 && messageUs_ > 0) {  // the sender's DMA queue issues it first
+    RankState& sender = ranks_[static_cast<size_t>(c.from)];
+    now = sender.issueFreeAt = std::max(now, sender.issueFreeAt) + messageUs_;
+  }
   const double s = std::max(now, lane.freeAt);
   const double e = std::max(s + busy, m.bound);
   lane.freeAt = e;
