@@ -175,7 +175,7 @@ Status Bootstrap::barrier() { return allGather({}).status(); }
 
 void Bootstrap::setTimeout(std::chrono::milliseconds timeout) { impl_->timeout = timeout; }
 
-Status Bootstrap::checkRoot() {
+Status Bootstrap::checkRoot(bool rootExitFails) {
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (!lock.owns_lock()) return Status::ok();  // an exchange runs: it reports failures itself
   if (!impl_->broken.isOk()) return impl_->broken;
@@ -190,6 +190,7 @@ Status Bootstrap::checkRoot() {
                                                impl_->root, std::strerror(errno))));
   }
   if (n == 0) {
+    if (!rootExitFails) return Status::ok();
     return impl_->fail(
         Status(Code::kRemoteError, fmt::format("bootstrap: the root {} closed the connection (the "
                                                "process hosting it, usually rank 0's, exited)",

@@ -252,5 +252,33 @@ TEST(Soak, RandomFaults) {
       tally.worstRssGrowthKb, ::testing::Test::HasFailure() ? "see above" : "0");
 }
 
+// A reset of a rank's bootstrap connection while the job runs small shm collectives (which
+// never wait long enough for the executor's idle health check): the root fails the
+// communicator, and every rank reports it within 3 s, long before the calls' timeout (60 s).
+TEST(Fault, BootstrapResetFailsEveryRank) {
+  Job job("random", 4, {"seed=7", "watchdog=120"},
+          {{"TRNCCL_TIMEOUT_MS", "60000"}, {"TRNCCL_TRANSPORT", "shm"}});
+  job.startAll();
+  for (int r = 0; r < job.nranks(); ++r) {
+    ASSERT_TRUE(job.waitLine(r, "ITER ", 60s)) << "rank " << r << " never ran a call\n"
+                                               << tail(job, r);
+  }
+  std::vector<TcpEntry> conns = tcpOf(job.pid(2), kTcpEstablished);
+  ASSERT_EQ(conns.size(), 1u) << "rank 2 should hold only its bootstrap connection";
+  std::mt19937_64 rng(1);
+  ASSERT_TRUE(resetConnection(job, 2, rng)) << "ss -K could not reset rank 2's connection";
+  const long long at = nowMs();
+  for (int r = 0; r < job.nranks(); ++r) {
+    auto line =
+        job.waitLine(r, "ERROR ", std::chrono::milliseconds(std::max(0LL, at + 3000 - nowMs())));
+    ASSERT_TRUE(line) << "rank " << r << " kept running after the root failed the communicator\n"
+                      << tail(job, r);
+    EXPECT_NE(line->find("bootstrap"), std::string::npos) << *line;
+  }
+  for (int r = 0; r < job.nranks(); ++r) job.closeStdin(r);
+  for (int r = 0; r < job.nranks(); ++r) ASSERT_TRUE(job.waitExit(r, 15s)) << tail(job, r);
+  expectNoWrongResult(job);
+}
+
 }  // namespace
 }  // namespace trnccl::fault
