@@ -71,6 +71,9 @@ std::string dumpYaml(const Topology& t) {
   out << YAML::Key << "cores_per_chip" << YAML::Value << t.device.coresPerChip;
   out << YAML::Key << "hbm_gib_per_chip" << YAML::Value << num(t.device.hbmGibPerChip);
   out << YAML::Key << "hbm_bandwidth_gbps" << YAML::Value << num(t.device.hbmBandwidthGbps);
+  if (t.device.dmaEngineGbps > 0) {
+    out << YAML::Key << "dma_engine_gbps" << YAML::Value << num(t.device.dmaEngineGbps);
+  }
   out << YAML::EndMap;
   emitFabric(out, t.fabric);
   if (t.network) {

@@ -20,21 +20,26 @@ int ringSteps(int a, int b, int n) {
 }  // namespace
 
 int FabricModel::add(ResourceKind kind, int a, int b, double gbps, double latencyUs) {
-  resources_.push_back(Resource{kind, a, b, gbps * kBytesPerUsPerGbps, latencyUs});
+  // An EFA NIC takes each message through its send queue, shared by the ranks of its rail.
+  const double messageUs = kind == ResourceKind::kNicOut ? topo_.device.messageUs : 0;
+  resources_.push_back(Resource{kind, a, b, gbps * kBytesPerUsPerGbps, latencyUs, messageUs});
   return static_cast<int>(resources_.size()) - 1;
 }
 
 Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layout) {
   FabricModel f;
-  f.topo_ = topo;
+  f.topo_ = topo;  // first: add() reads the device's message cost
   f.layout_ = layout;
   const int cpi = topo.chipsPerInstance;
   const int chips = layout.instances * cpi;
   const int perCopy = topo.instances * cpi;  // job chips of one copy of the description
   f.links_.resize(chips);
+  f.ranksPerChip_ = std::max(1, layout.ranksPerChip);
+  const LinkSpec chip = onChipLink(topo);
   for (int jc = 0; jc < chips; ++jc) {
-    f.dma_.push_back(
-        f.add(ResourceKind::kChipDma, jc, jc, topo.device.hbmBandwidthGbps, kOnChipLatencyUs));
+    for (int core = 0; core < f.ranksPerChip_; ++core) {
+      f.dma_.push_back(f.add(ResourceKind::kChipDma, jc, core, chip.bandwidthGbps, chip.latencyUs));
+    }
   }
   if (topo.fabric.kind == FabricKind::kSwitch) {
     const LinkSpec& port = topo.fabric.link;
@@ -90,7 +95,7 @@ std::string FabricModel::resourceName(int id) const {
     case ResourceKind::kNicIn:
       return fmt::format("nic {}.{} in", r.a, r.b);
     case ResourceKind::kChipDma:
-      return fmt::format("chip {} dma", r.a);
+      return fmt::format("chip {} core {} dma", r.a, r.b);
   }
   return "?";
 }
@@ -148,7 +153,7 @@ Result<Path> FabricModel::route(int from, int to) const {
   Path r;
   const int a = jobChip(from), b = jobChip(to);
   if (a == b) {
-    TRN_TRY(push(dma_[a], r));
+    TRN_TRY(push(dma_[a * ranksPerChip_ + layout_.place(from).core % ranksPerChip_], r));
     return r;
   }
   if (int link = linkBetween(a, b); link >= 0) {

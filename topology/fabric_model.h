@@ -3,9 +3,14 @@
 // schedules on it (src/sim).
 //
 // Resources: each direction of every NeuronLink and Z link, each chip's port into and out of a
-// NeuronSwitch, each direction of every EFA NIC, and each chip's on-chip DMA (transfers between
-// cores of one chip). A resource serves one transfer at a time, first come first served, at its
-// bandwidth: messages on a link share its time, so k of them take k times as long.
+// NeuronSwitch, each direction of every EFA NIC, and each rank's on-chip DMA queue (its transfers
+// to the other cores of its chip, at topology::onChipLink's rate). A resource serves one transfer
+// at a time, first come first served, at its bandwidth: messages on a link share its time, so k of
+// them take k times as long.
+//
+// Messages: each costs the device's messageUs (topology.h kMessageUs) beyond its bytes, where it
+// is issued: a message across instances in its EFA NIC's send queue (a resource's messageUs,
+// shared by the rail's ranks), any other in the sending rank's own DMA queue, one after another.
 //
 // Routes: same chip → its on-chip DMA; a link written in the description → that link; a switch
 // → the sender's port up and the receiver's port down (one hop), or between servers of a switch
@@ -44,9 +49,10 @@ enum class ResourceKind : uint8_t {
 struct Resource {
   ResourceKind kind = ResourceKind::kLink;
   int a = 0;  // links: from chip; ports and DMA: chip; NICs: instance (job-wide ids)
-  int b = 0;  // links: to chip; NICs: NIC index within the instance
+  int b = 0;  // links: to chip; NICs: NIC index within the instance; DMA: the core
   double bytesPerUs = 0;
   double latencyUs = 0;  // what a transfer crossing it pays (a switch or NIC hop: the way in)
+  double messageUs = 0;  // an EFA NIC out: what each message costs its send queue
 };
 
 // What a transfer from one rank to another crosses, in order.
@@ -73,6 +79,9 @@ class FabricModel {
   // gives no path between them (e.g. instances without a network).
   Result<Path> route(int from, int to) const;
 
+  // What issuing one message costs the sending rank's DMA queue (not across instances: the NIC).
+  double messageUs() const { return topo_.device.messageUs; }
+
   // Bytes per µs of HBM traffic one rank's reductions and copies get.
   double hbmBytesPerUs() const { return hbmBytesPerUs_; }
 
@@ -88,7 +97,9 @@ class FabricModel {
   std::vector<Resource> resources_;
   // Per job chip: (neighbour chip, directed link resource) pairs, and its ports and DMA.
   std::vector<std::vector<std::pair<int, int>>> links_;
-  std::vector<int> portUp_, portDown_, crossUp_, crossDown_, dma_;
+  std::vector<int> portUp_, portDown_, crossUp_, crossDown_;
+  std::vector<int> dma_;  // per job chip * ranksPerChip_ + core: a rank's on-chip DMA queue
+  int ranksPerChip_ = 1;
   std::vector<int> nicOut_, nicIn_;  // per job instance * nics + nic
   int nics_ = 1;
   double hbmBytesPerUs_ = 0;

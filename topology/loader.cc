@@ -109,14 +109,20 @@ class Parser {
 Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node d = root["device"];
   if (!d) return p.error(root, "device", "missing");
-  TRN_TRY(p.onlyKeys(d, "device",
-                     {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps"}));
+  TRN_TRY(p.onlyKeys(
+      d, "device",
+      {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps", "dma_engine_gbps"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
   auto hbmBw = p.number(d, "device", "hbm_bandwidth_gbps", true);
   for (const Status& s : {kind.status(), cores.status(), hbm.status(), hbmBw.status()}) TRN_TRY(s);
   t.device = DeviceKind{*kind, *cores, *hbm, *hbmBw};
+  if (d["dma_engine_gbps"]) {
+    auto dma = p.number(d, "device", "dma_engine_gbps", true);
+    if (!dma) return dma.status();
+    t.device.dmaEngineGbps = *dma;
+  }
   return Status::ok();
 }
 

@@ -198,9 +198,16 @@ std::vector<int> chipNeighbors(const Topology& t, int chip) {
   return out;
 }
 
+LinkSpec onChipLink(const Topology& t) {
+  const double perRank = t.device.dmaEngineGbps > 0
+                             ? t.device.dmaEngineGbps
+                             : t.device.hbmBandwidthGbps / std::max(1, t.ranksPerChip());
+  return {LinkClass::kNeuronLink, perRank, kOnChipLatencyUs};
+}
+
 std::optional<Route> routeBetween(const Topology& t, int a, int b) {
   if (a == b) {
-    return Route{{LinkClass::kNeuronLink, t.device.hbmBandwidthGbps, kOnChipLatencyUs}, 0};
+    return Route{onChipLink(t), 0};
   }
   for (const Link& l : t.links) {
     if ((l.a == a && l.b == b) || (l.a == b && l.b == a)) return Route{l.spec, 1};

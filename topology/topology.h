@@ -37,12 +37,21 @@ struct LinkSpec {
   bool operator==(const LinkSpec&) const = default;
 };
 
+// What issuing one message costs the engine that sends it, beyond its bytes: a DMA descriptor
+// and a completion semaphore; across instances, a work request through the rail's EFA send
+// queue. Not published, assumed (the cost model's per-message alpha: algorithms/cost.h).
+inline constexpr double kMessageUs = 0.2;
+
 // The device kind, per chip: physical NeuronCores and the HBM they share.
 struct DeviceKind {
   std::string name;             // "NeuronCore-v2", "NeuronCore-v3", "NeuronCore-v4"
   int coresPerChip = 0;         // physical NeuronCores
   double hbmGibPerChip = 0;     // GiB
   double hbmBandwidthGbps = 0;  // GB/s
+  // GB/s of one DMA engine (0: not described): a core's transfers to the other cores of its
+  // chip are one DMA queue's, at one engine's rate (onChipLink).
+  double dmaEngineGbps = 0;
+  double messageUs = kMessageUs;  // per message sent (not in descriptions: the model's)
   bool operator==(const DeviceKind&) const = default;
 };
 
@@ -132,6 +141,12 @@ std::vector<int> chipNeighbors(const Topology& topo, int chip);
 
 // Latency of a transfer between cores of one chip (on-chip DMA): not published, assumed.
 inline constexpr double kOnChipLatencyUs = 0.5;
+
+// What one rank's transfers to the other cores of its chip get (on-chip DMA): one DMA engine's
+// rate when the description gives it (a connection is one DMA queue, which one engine serves),
+// else the rank's share of the chip's HBM bandwidth; kOnChipLatencyUs. What the simulator's
+// fabric (fabric_model.h), routeBetween and the tuner's LinkModel (plan/topology_view.cc) use.
+LinkSpec onChipLink(const Topology& topo);
 
 // How bytes travel between two chips of one description.
 struct Route {

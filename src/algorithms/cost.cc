@@ -21,10 +21,11 @@ constexpr double kBruckEfficiency = 0.75;
 // rank). tcp's per-message cost: mesh (three messages at once) measured slowest at 4 ranks,
 // ~150 us behind kangaring at 1 KiB, so a further message costs about one message's latency
 // (one thread serves them one after another).
-// shm keeps the hardware's bandwidth and a DMA descriptor's per-message cost: 4-rank shm runs
-// were too noisy here to rank the algorithms, so its terms leave the choices as they were.
+// shm keeps the hardware's bandwidth and adds no per-message cost of its own (the hardware's
+// LinkModel::messageUs already charges each message's DMA descriptor): 4-rank shm runs were too
+// noisy here to rank the algorithms, so its terms leave the choices as they were.
 // ofi (libfabric's tcp provider here) is taken as tcp, not measured separately.
-constexpr TransportCost kShm{.latencyUs = 5, .bandwidthGBs = 0, .perMessageUs = 0.2};
+constexpr TransportCost kShm{.latencyUs = 5, .bandwidthGBs = 0, .perMessageUs = 0};
 constexpr TransportCost kTcp{.latencyUs = 20, .bandwidthGBs = 1.5, .perMessageUs = 20};
 constexpr TransportCost kOfi = kTcp;
 
@@ -34,6 +35,12 @@ LinkCost over(LinkCost hw, const TransportCost* t) {
   if (t == nullptr) return hw;
   const double bw = t->bandwidthGBs > 0 ? std::min(hw.bandwidth, t->bandwidthGBs) : hw.bandwidth;
   return {hw.latencyUs + t->latencyUs, bw};
+}
+
+// The hardware alone, for costs that scale with hops the transport pays only once.
+LinkModel withoutTransports(LinkModel m) {
+  m.transports = {};
+  return m;
 }
 
 }  // namespace
@@ -110,24 +117,29 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
   if (!m.switched || m.multiInstance) {
     // The n-1 messages cross the torus links they share, so each is slowed (and delayed) by the
     // average hops of a direct transfer. Across instances the messages to the other instances'
-    // ranks also queue on the rank's rail, one after another.
+    // ranks also queue on the rank's rail, one after another, with those of the rail's other
+    // ranks.
     const double hops = std::max(1.0, m.meshHops);
-    LinkModel hardware = m;  // hops slow the hardware's path, not the transport's message
-    hardware.transports = {};
-    const LinkCost hw = flatLink(hardware);
+    // Hops slow the hardware's path, not the transport's message.
+    const LinkCost hw = flatLink(withoutTransports(m));
     const LinkCost flat = over({hw.latencyUs * hops, hw.bandwidth / hops},
                                m.multiInstance ? m.transports.inter : m.transports.intra);
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
     const int local = instances != nullptr && !instances->rows.empty()
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
-    const double queued = m.multiInstance ? extraMessagesUs(n - local + 1) : 0;
+    // The rank's own DMA queue issues those to its instance, one after another; the transport
+    // carries each as its own message.
+    const double queued =
+        extraMessagesUs(m, local) +
+        (m.multiInstance ? std::max(1, m.ranksPerRail) * extraMessagesUs(m, n - local + 1) : 0);
     return flat.latencyUs + queued + transportMessagesUs(m, n - 1) +
            (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
   }
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
-  return transportMessagesUs(m, n - 1) +
+  // The rank's DMA queue issues its n-1 messages one after another, each a transport message.
+  return extraMessagesUs(m, n) + transportMessagesUs(m, n - 1) +
          switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
 }
 
@@ -148,7 +160,9 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
   return latency + us;
 }
 
-double extraMessagesUs(int messages) { return std::max(0, messages - 1) * kChannelStepUs; }
+double extraMessagesUs(const LinkModel& m, int messages) {
+  return std::max(0, messages - 1) * m.messageUs;
+}
 
 double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels) {
   const double half = bytes / 2;
@@ -166,15 +180,24 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
 double bruckPhase(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double bytes = totalBytes(a);
-  LinkCost link = interLink(m);
-  if (!m.multiInstance) {
-    // The late steps, which move the most blocks, reach furthest: a direct transfer's hops.
-    const double hops = std::max(1.0, m.meshHops / 2);
-    link = over({m.intraLatencyUs * hops, m.intraBandwidth / std::max(1.0, m.meshHops)},
-                m.transports.intra);
-  }
+  // Steps to partners at distance d < local stay on the instance: a direct transfer's hops
+  // (the late steps, which move the most blocks, reach furthest), on a switch the chip's port
+  // shared by its ranks; steps at d >= local cross the network. Hops slow the hardware's path;
+  // the transport's message costs once.
+  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
+  const int local = m.multiInstance && grid ? static_cast<int>(a.shape->instances.rows[0].size())
+                    : m.multiInstance       ? 1
+                                            : n;
+  const double hops = std::max(1.0, m.meshHops);
+  const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
+  const LinkModel hardware = withoutTransports(m);
+  const LinkCost base = m.multiInstance ? crossLink(hardware) : flatLink(hardware);
+  const LinkCost near =
+      over({base.latencyUs * hops, base.bandwidth / hops / sharing}, m.transports.intra);
+  const LinkCost far = interLink(m);
   double t = 0;
   for (int d = 1; d < n; d *= 2) {
+    const LinkCost link = d < local ? near : far;
     t += link.latencyUs +
          std::min(d, n - d) * (bytes / n) / (kBruckEfficiency * link.bandwidth * 1e3);
   }

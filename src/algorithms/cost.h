@@ -48,6 +48,9 @@ struct LinkModel {
   int ranksPerRail = 1;         // ranks of an instance on its busiest NIC
   double meshHops = 1;          // average hops of a direct transfer (1 on a switch)
   bool multiInstance = false;   // ranks span instances joined by the network
+  // What issuing one message costs the sender's DMA engine or EFA NIC beyond its bytes (the
+  // description's device, topology::kMessageUs): the simulator charges the same.
+  double messageUs = 0.2;
   // The cores of one chip: copies through the chip's DMA engines and HBM.
   double chipLatencyUs = 0.5;
   double chipBandwidth = 820;  // GB/s per chip
@@ -134,8 +137,8 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer);
 double flatRingPhase(const CollArgs& a, const LinkModel& m);
 
 // What the messages a rank issues at once beyond the first cost (a DMA descriptor and a
-// semaphore each; on EFA each goes through the rail's send queue): 0.2 us apiece.
-double extraMessagesUs(int messages);
+// semaphore each; on EFA each goes through the rail's send queue): m.messageUs apiece.
+double extraMessagesUs(const LinkModel& m, int messages);
 
 // One level of a tree (root-most first): the link its transfers cross, and how many children
 // its busiest parent receives from.
@@ -153,9 +156,9 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
 
 // Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
 // min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, at 0.75 of a link's bandwidth
-// (NCCL rates PAT so). On one instance each step has partnerLink's latency, but the bandwidth
-// of a direct transfer (the late steps, which move the most blocks, go furthest); across
-// instances the network.
+// (NCCL rates PAT so). Steps within an instance cross a direct transfer's average hops (latency
+// and bandwidth; on a switch the chip's port is shared by its ranks); steps to partners on
+// other instances cross the network.
 double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

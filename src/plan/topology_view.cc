@@ -86,18 +86,20 @@ algorithms::RankDims rankDims(const topology::Topology& topo, const topology::La
   auto box = topology::rankBox(topo, layout);
   if (!box) return t;
   const int P = box->sizes[0];
-  const double hbm = topo.device.hbmBandwidthGbps / P;
+  const topology::LinkSpec chip = topology::onChipLink(topo);
+  const double hbm = chip.bandwidthGbps;  // per rank
   auto shared = [&](int size, const topology::LinkSpec& link) {
     return algorithms::RankDims::Dim{size, link.latencyUs, link.bandwidthGbps / P};
   };
   const topology::Fabric& f = topo.fabric;
   if (f.kind == topology::FabricKind::kTorus3d) {
     const int x = box->sizes[1];
-    t.dims.push_back({P * x, x > 1 ? f.link.latencyUs : 0.5, x > 1 ? f.link.bandwidthGbps : hbm});
+    t.dims.push_back(
+        {P * x, x > 1 ? f.link.latencyUs : chip.latencyUs, x > 1 ? f.link.bandwidthGbps : hbm});
     t.dims.push_back(shared(box->sizes[2], f.link));
     t.dims.push_back(shared(box->sizes[3], *f.zLink));
   } else {
-    t.dims.push_back({P, 0.5, hbm});
+    t.dims.push_back({P, chip.latencyUs, hbm});
     t.dims.push_back(shared(box->sizes[1], f.link));
     t.dims.push_back(shared(box->sizes[2], f.crossLink ? *f.crossLink : f.link));
   }
@@ -109,7 +111,10 @@ algorithms::RankDims rankDims(const topology::Topology& topo, const topology::La
 // instances of one description (Z links, a switch's higher tier), a switch's port sharing.
 void describeFabric(const topology::Topology& topo, const topology::Layout& layout,
                     algorithms::LinkModel& m) {
-  m.chipBandwidth = topo.device.hbmBandwidthGbps;
+  const topology::LinkSpec chip = topology::onChipLink(topo);  // as the simulator's fabric
+  m.chipBandwidth = chip.bandwidthGbps * std::max(1, layout.ranksPerChip);  // per chip
+  m.chipLatencyUs = chip.latencyUs;
+  m.messageUs = topo.device.messageUs;
   m.ranksPerChip = layout.ranksPerChip;
   m.ranksPerServer = layout.ranksPerInstance;
   m.switched = topo.fabric.kind == topology::FabricKind::kSwitch;
@@ -190,8 +195,9 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
     m.intraLatencyUs = topo->fabric.link.latencyUs;
     m.intraBandwidth = topo->fabric.link.bandwidthGbps;
   } else {
-    m.intraLatencyUs = topology::kOnChipLatencyUs;  // cores of one chip: on-chip DMA
-    m.intraBandwidth = topo->device.hbmBandwidthGbps;
+    const topology::LinkSpec chip = topology::onChipLink(*topo);  // cores of one chip
+    m.intraLatencyUs = chip.latencyUs;
+    m.intraBandwidth = chip.bandwidthGbps;
   }
   if (topo->network) {
     m.interLatencyUs = topo->network->link.latencyUs;

@@ -47,6 +47,7 @@ struct Lane {
   double freeAt = 0;
   double bytesPerUs = 1;
   double busyUs = 0;
+  double messageUs = 0;  // per message it issues (first hop of a route)
 };
 
 struct RankState {
@@ -54,6 +55,7 @@ struct RankState {
   uint32_t groupFirst = 0;
   int32_t pending = 0;  // parts of the current group not done
   double groupBegin = 0, groupDone = 0;
+  double issueFreeAt = 0;  // its DMA queue issues the next message from then on
   bool finished = false;
 };
 
@@ -68,9 +70,14 @@ class Engine {
     const int n = p.nranks();
     ranks_.resize(static_cast<size_t>(n));
     queues_.assign(conns_.size(), Queue{});
-    for (const Resource& r : p.fabric().resources()) lanes_.push_back(Lane{0, r.bytesPerUs, 0});
+    for (const Resource& r : p.fabric().resources())
+      lanes_.push_back(Lane{0, r.bytesPerUs, 0, r.messageUs});
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
+    // Every message a send starts: reserved (address space only) so that the table never moves.
+    msgs_.reserve(p.sends());
+    second_.reserve(p.sends());
     hbm_ = p.fabric().hbmBytesPerUs();
+    messageUs_ = p.fabric().messageUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
     for (int r = 0; r < n; ++r) {
       RankState& rs = ranks_[static_cast<size_t>(r)];
@@ -200,6 +207,7 @@ class Engine {
   const EngineOptions o_;
   Recorder* rec_;
   double hbm_ = 1;
+  double messageUs_ = 0;
   std::vector<RankState> ranks_;
   std::vector<Msg> msgs_;
   int32_t free_ = -1;
@@ -286,9 +294,16 @@ void Engine::tryStart(int32_t id, double now) {
 void Engine::reserveHop(int32_t id, double now) {
   Msg& m = msgs_[static_cast<size_t>(id)];
   const Connection& c = conns_[static_cast<size_t>(m.conn)];
-  const int32_t r = c.route.hops[m.hop];
+  const Route& route = p_.route(m.conn);
+  const int32_t r = route.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
-  const double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  if (m.hop == 0 && lane.messageUs > 0) {
+    busy += lane.messageUs;                   // the NIC's send queue takes it
+  } else if (m.hop == 0 && messageUs_ > 0) {  // the sender's DMA queue issues it first
+    RankState& sender = ranks_[static_cast<size_t>(c.from)];
+    now = sender.issueFreeAt = std::max(now, sender.issueFreeAt) + messageUs_;
+  }
   const double s = std::max(now, lane.freeAt);
   const double e = std::max(s + busy, m.bound);
   lane.freeAt = e;
@@ -302,7 +317,7 @@ void Engine::reserveHop(int32_t id, double now) {
   }
   if (m.hop == 0 && !m.syncSend) partDone(c.from, m.sendStep, e);  // it has left the sender
   m.bound = e;
-  if (++m.hop < c.route.count) {
+  if (++m.hop < route.count) {
     push(s, static_cast<uint32_t>(id), kHop);
     return;
   }
@@ -317,8 +332,9 @@ void Engine::received(int32_t id) {
   const Connection& c = conns_[static_cast<size_t>(m.conn)];
   const double bytes = static_cast<double>(m.bytes);
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
-  const double arrive = m.start + c.route.latencyUs, arrived = m.bound + c.route.latencyUs;
-  const double firstPiece = std::max(arrive + piece / c.route.bytesPerUs, m.recvPosted);
+  const Route& route = p_.route(m.conn);
+  const double arrive = m.start + route.latencyUs, arrived = m.bound + route.latencyUs;
+  const double firstPiece = std::max(arrive + piece / route.bytesPerUs, m.recvPosted);
   double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
   if (m.reduces) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
@@ -330,8 +346,8 @@ void Engine::received(int32_t id) {
   // The forward, and a duplicated write's second one, stream the same pieces.
   for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
     Msg& out = msgs_[static_cast<size_t>(f)];
-    const Connection& oc = conns_[static_cast<size_t>(out.conn)];
-    out.bound = done + std::min(static_cast<double>(out.bytes), piece) / oc.route.bytesPerUs;
+    out.bound =
+        done + std::min(static_cast<double>(out.bytes), piece) / p_.route(out.conn).bytesPerUs;
     push(forwardable, static_cast<uint32_t>(f), kForward);
   }
   freeMsg(id);
@@ -359,6 +375,7 @@ void Engine::partDone(int rank, uint32_t step, double t) {
     // The next group's steps are read when it begins, after every other rank's events of the
     // meantime: fetch them now, or each begin would wait for memory.
     __builtin_prefetch(&steps_[rs.next]);
+    prefetchStep(steps_[rs.next]);  // adjacent to this group's steps: in cache already
     push(rs.groupDone, static_cast<uint32_t>(rank), kBegin);
   } else {
     rs.finished = true;

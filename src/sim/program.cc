@@ -1,5 +1,7 @@
 #include "sim/program.h"
 
+#include <algorithm>
+
 #include "device/reduce.h"
 
 namespace trnccl::sim {
@@ -61,13 +63,41 @@ Result<int32_t> Program::connection(int from, int to) {
   auto route = fabric_.route(from, to);
   if (!route) return route.status();
   const auto id = static_cast<int32_t>(conns_.size());
-  conns_.push_back(Connection{from, to, *route});
+  conns_.push_back(Connection{from, to, routeId(*route)});
   if (dense_.empty()) {
     *slot = id;
   } else {
     *slot = id + 1;
   }
   return id;
+}
+
+// The id of route r in routes_, added when new.
+uint32_t Program::routeId(const Route& r) {
+  auto hash = [](const Route& x) {
+    uint64_t h = static_cast<uint64_t>(x.count);
+    for (int32_t i = 0; i < x.count; ++i) h = mix(h * 31 + static_cast<uint32_t>(x.hops[i]));
+    return h;
+  };
+  auto same = [](const Route& x, const Route& y) {
+    return x.count == y.count &&
+           std::equal(x.hops.begin(), x.hops.begin() + x.count, y.hops.begin());
+  };
+  if (2 * (routes_.size() + 1) > routeSlots_.size()) {  // at most half full
+    routeSlots_.assign(std::max<size_t>(1024, routeSlots_.size() * 2), 0);
+    for (size_t id = 0; id < routes_.size(); ++id) {
+      size_t j = hash(routes_[id]) & (routeSlots_.size() - 1);
+      while (routeSlots_[j] != 0) j = (j + 1) & (routeSlots_.size() - 1);
+      routeSlots_[j] = static_cast<uint32_t>(id + 1);
+    }
+  }
+  size_t j = hash(r) & (routeSlots_.size() - 1);
+  for (; routeSlots_[j] != 0; j = (j + 1) & (routeSlots_.size() - 1)) {
+    if (same(routes_[routeSlots_[j] - 1], r)) return routeSlots_[j] - 1;
+  }
+  routes_.push_back(r);
+  routeSlots_[j] = static_cast<uint32_t>(routes_.size());
+  return routeSlots_[j] - 1;
 }
 
 // The value slot of `key` in the open-addressing table (claimed for it when new: value -1).
@@ -131,7 +161,9 @@ Status Program::add(int rank, const schedule::Schedule& s) {
         auto c2 = connection(rank, st.sendPeer2);
         if (!c2) return c2.status();
         out.sendConn2 = *c2;
+        ++sends_;
       }
+      ++sends_;
     }
     steps_.push_back(out);
   }

@@ -33,10 +33,11 @@ struct SimStep {
   uint8_t flags = 0;
 };
 
-// One direction between two ranks, and what crossing it costs (one cache line).
-struct alignas(64) Connection {
+// One direction between two ranks, and the route it crosses (Program::route(): routes are
+// shared, as a large mesh has millions of connections and far fewer distinct routes).
+struct Connection {
   int32_t from = 0, to = 0;
-  Route route;
+  uint32_t route = 0;
 };
 
 class Program {
@@ -53,6 +54,11 @@ class Program {
   uint32_t first(int rank) const;
   uint32_t end(int rank) const;
   const std::vector<Connection>& connections() const { return conns_; }
+  const Route& route(int32_t conn) const {
+    return routes_[conns_[static_cast<size_t>(conn)].route];
+  }
+  // Messages the schedules send (a duplicated write counts twice).
+  uint64_t sends() const { return sends_; }
   const Fabric& fabric() const { return fabric_; }
   // Name of the algorithm the schedules came from (the first added).
   const std::string& algorithm() const { return algorithm_; }
@@ -60,12 +66,16 @@ class Program {
  private:
   Result<int32_t> connection(int from, int to);
   int32_t* findSlot(uint64_t key);
+  uint32_t routeId(const Route& r);
 
   const Fabric& fabric_;
   std::string algorithm_;
   Steps steps_;
   std::vector<uint32_t> first_, count_;
   std::vector<Connection> conns_;
+  std::vector<Route> routes_;
+  std::vector<uint32_t> routeSlots_;  // open addressing on the hops: route id + 1 (0: empty)
+  uint64_t sends_ = 0;
   // (from, to) -> connection index + 1 (0: none yet): a table of every pair up to kDenseRanks
   // ranks (64 MiB at 4,096), else open addressing on from * nranks + to + 1 (0: empty).
   static constexpr int kDenseRanks = 4096;

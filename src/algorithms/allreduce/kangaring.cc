@@ -183,12 +183,19 @@ schedule::Schedule kangaRing(const CollArgs& a) {
   return s;
 }
 
-// The ring over the chips on C channels, plus the chip's chains filling and draining.
+// The ring over the chips on C channels, plus the chip's chains filling and draining; the
+// chains stream the whole buffer through a rank's on-chip DMA queue (at most as fast as the
+// ring), and every step's message costs its issuer m.messageUs.
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int chips = static_cast<int>(a.shape->chips.size());
+  const int perChip = std::max(1, a.shape->ranksPerChip);
   const int channels = static_cast<int>(std::min<size_t>(2, a.shape->chipRings.size()));
-  const double chain = 2 * (a.shape->ranksPerChip - 1) * chipLink(m).latencyUs;
-  return 2 * channelsRingPhase(chips, totalBytes(a), intraLink(m), channels) + chain;
+  const double chain = 2 * (perChip - 1) * chipLink(m).latencyUs;
+  const double ring = 2 * channelsRingPhase(chips, totalBytes(a), intraLink(m), channels);
+  const double chainStream =
+      perChip > 1 ? totalBytes(a) / (m.chipBandwidth / perChip * 1e3) : 0;  // one DMA queue
+  const double messages = (2 * (chips - 1) + 2 * (perChip - 1)) * m.messageUs;
+  return std::max(ring, chainStream) + chain + messages;
 }
 
 }  // namespace

@@ -112,20 +112,32 @@ schedule::Schedule rdh(const CollArgs& a) {
   return s;
 }
 
-// Partners sit at growing distances: on average half a direct transfer's hops.
+// Partners sit at growing distances (the levels that move the most bytes the furthest: a
+// direct transfer's average hops, whose links the level's pairs share), each level paying half
+// the average hops' latency. Across instances (ranks in instances of `local`) the levels at
+// distance >= local cross the network: their latency and their bytes, S (p - local) / p each
+// way, are the network's; the rest stay on the instance.
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double S = totalBytes(a);
-  const LinkCost flat = flatLink(m);
   int levels = 0;
   while ((1 << (levels + 1)) <= n) ++levels;
-  double p = std::pow(2.0, levels);
-  double hops = std::max(1.0, m.meshHops / 2);
+  const int p = 1 << levels;
+  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
+  int local = m.multiInstance && grid ? static_cast<int>(a.shape->instances.rows[0].size()) : p;
+  int nearLevels = 0;
+  while ((2 << nearLevels) <= std::min(local, p)) ++nearLevels;
+  local = 1 << nearLevels;
+  const LinkCost near = m.multiInstance ? crossLink(m) : flatLink(m), far = interLink(m);
+  const double latHops = std::max(1.0, m.meshHops / 2), bwHops = std::max(1.0, m.meshHops);
   // On a switch the ranks of a chip share its port, and the partners of the levels that move
   // the most bytes are on other chips.
   const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
-  double t = 2 * levels * flat.latencyUs * hops +
-             2 * (p - 1) / p * S / (flat.bandwidth / hops / sharing * 1e3);
+  const double nearBytes = S * (local - 1) / p, farBytes = S * (p - local) / p;
+  double t = 2 * nearLevels * near.latencyUs * latHops + 2 * (levels - nearLevels) * far.latencyUs +
+             2 * nearBytes / (near.bandwidth / bwHops / sharing * 1e3) +
+             2 * farBytes / (far.bandwidth * 1e3);
+  const LinkCost flat = flatLink(m);
   if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
   return t;
 }

@@ -45,6 +45,39 @@ TEST(SimEngine, OneEfaHop) {
   EXPECT_EQ(out->messages, 1u);
 }
 
+// Across instances the device's per-message cost (1 µs here) is the EFA NIC's: rank 0's NIC sends
+// two 1 MB messages in 101 µs each (done at 202), the second lands at 217. The tuner's LinkModel
+// reads the same figure.
+TEST(SimEngine, EachMessageCostsItsIssuer) {
+  topology::Topology t = testing::oneChipInstancesOverEfa();
+  t.device.messageUs = 1;
+  Simulator sim = simulatorFor(t, 2);
+  EXPECT_DOUBLE_EQ(sim.view().links.messageUs, 1);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 1'000'000), sendTo(1, 1'000'000)}})
+                  : bytesSchedule(2, {{recvFrom(0, 1'000'000), recvFrom(0, 1'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 202);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 217);
+}
+
+// Within an instance the message cost (1 µs) is the sending rank's DMA queue's, one message
+// after another: 1000 B each over 1 GB/s, 2 µs; the first is issued at 1 (link 1..2, lands at
+// 4), the second at 2 (link 2..3, lands at 5).
+TEST(SimEngine, EachMessageCostsItsSendersQueue) {
+  topology::Topology t = testing::twoChipsOneLink();
+  t.device.messageUs = 1;
+  Simulator sim = simulatorFor(t, 2);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 1000), sendTo(1, 1000)}})
+                  : bytesSchedule(2, {{recvFrom(0, 1000), recvFrom(0, 1000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 3);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 5);
+}
+
 // Two senders into one NIC: rank 2's NIC takes the messages one after the other, so the second
 // arrives 100 µs after the first (215), while each sender's own NIC was done at 100.
 TEST(SimEngine, MessagesShareANic) {

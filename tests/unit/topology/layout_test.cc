@@ -86,7 +86,7 @@ TEST(Routes, BetweenRanks) {
   auto sameChip = routeBetweenRanks(t, *l, 0, 1);
   ASSERT_TRUE(sameChip);
   EXPECT_EQ(sameChip->hops, 0);
-  EXPECT_EQ(sameChip->link.bandwidthGbps, 820);
+  EXPECT_EQ(sameChip->link.bandwidthGbps, 410);     // a rank's share of the chip's HBM
   auto neighbour = routeBetweenRanks(t, *l, 0, 2);  // chip 0 → chip 1
   ASSERT_TRUE(neighbour);
   EXPECT_EQ(neighbour->hops, 1);

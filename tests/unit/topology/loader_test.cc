@@ -149,6 +149,23 @@ TEST(RoundTrip, ExtraLinksAndOddNumbers) {
   EXPECT_EQ(back->description, "two chips over PCIe: \"quoted\"");
 }
 
+// device.dma_engine_gbps (optional) is the rate of a rank's transfers to the other cores of its
+// chip (onChipLink), and it survives a dump; without it a rank has its share of HBM bandwidth.
+TEST(RoundTrip, DmaEngineRateIsTheOnChipLink) {
+  std::string text = kCustom;
+  const std::string hbm = "hbm_bandwidth_gbps: 820.5";
+  auto plain = parseTopology(text, "custom.yaml");
+  ASSERT_TRUE(plain) << plain.status().message();
+  EXPECT_EQ(onChipLink(*plain).bandwidthGbps, 820.5 / 2);
+  text.replace(text.find(hbm), hbm.size(), hbm + ", dma_engine_gbps: 27.2");
+  auto t = parseTopology(text, "custom.yaml");
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(onChipLink(*t).bandwidthGbps, 27.2);
+  auto back = parseTopology(dumpYaml(*t), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *t);
+}
+
 // Loads `text` from a file and expects an error naming that file, `line` and `fragment`.
 void expectError(const std::string& text, int line, const std::string& fragment) {
   TempFile file("bad.yaml", text);

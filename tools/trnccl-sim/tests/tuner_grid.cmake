@@ -7,11 +7,20 @@
 # how much) are listed in docs/SIMULATOR.md ("Where the tuner is off"), to be fixed in the
 # tuner's cost model and then added here.
 set(cases
+  "trn1.32xlarge --ranks 8|allreduce"
+  "trn1.32xlarge --ranks 16|allreduce"
+  "trn1.32xlarge --ranks 16|reducescatter"
   "trn1.32xlarge --instances 4|allgather"
   "trn1.32xlarge --instances 4|reducescatter"
+  "trn1.32xlarge --instances 8|allreduce"
+  "trn1.32xlarge --instances 8|allgather"
+  "trn1.32xlarge --instances 8|reducescatter"
   "trn2.48xlarge-lnc2 --ranks 64|allgather"
   "trn2.48xlarge-lnc2 --ranks 64|reducescatter"
-  "trn3-ultraserver-gen2 --instances 4|allreduce")
+  "trn3-ultraserver-gen1 --ranks 64|reducescatter"
+  "trn3-ultraserver-gen2 --instances 4|allreduce"
+  "trn3-ultraserver-gen2 --instances 4|allgather"
+  "trn3-ultraserver-gen2 --instances 4|reducescatter")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
