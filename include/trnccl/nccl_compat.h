@@ -96,6 +96,10 @@ typedef trncclSimInfo_t ncclSimInfo_t;
 #define ncclCommFinalize trncclCommFinalize
 #define ncclCommDestroy trncclCommDestroy
 #define ncclCommAbort trncclCommAbort
+#define ncclMemAlloc trncclMemAlloc
+#define ncclMemFree trncclMemFree
+#define ncclCommRegister trncclCommRegister
+#define ncclCommDeregister trncclCommDeregister
 #define ncclCommGetAsyncError trncclCommGetAsyncError
 #define ncclCommCount trncclCommCount
 #define ncclCommCuDevice trncclCommDevice

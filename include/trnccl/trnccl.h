@@ -158,6 +158,22 @@ trncclResult_t trncclCommRevoke(trncclComm_t comm, int revokeFlags);
  *  count) and their number to *failedCount. A rank that is alive but stuck is not reported. */
 trncclResult_t trncclCommGetFailedRanks(trncclComm_t comm, int* failedRanks, int* failedCount);
 
+/** Allocates size bytes of device memory on the current device (trnrtMalloc), for buffers to
+ *  register with trncclCommRegister; as ncclMemAlloc. size 0 is an invalid argument. */
+trncclResult_t trncclMemAlloc(void** ptr, size_t size);
+/** Frees memory of trncclMemAlloc; NULL is a no-op, as ncclMemFree. */
+trncclResult_t trncclMemFree(void* ptr);
+/** Registers [buff, buff + size) with comm, as ncclCommRegister: until trncclCommDeregister the
+ *  buffer must stay allocated, and collectives whose send and receive buffers are registered
+ *  (on every rank, as NCCL requires) hand their pieces to same-host peers in place instead of
+ *  copying them through the shm FIFOs (docs/COLLECTIVES.md, "Registered buffers"). Host or
+ *  device memory; a range may be registered more than once (each handle is deregistered). */
+trncclResult_t trncclCommRegister(const trncclComm_t comm, void* buff, size_t size, void** handle);
+/** Deregisters a handle of trncclCommRegister on the same comm; a handle that is not a live
+ *  registration of comm (NULL, deregistered already) is an invalid argument. Collectives
+ *  enqueued before must have completed (as in NCCL). */
+trncclResult_t trncclCommDeregister(const trncclComm_t comm, void* handle);
+
 /** Waits for all work issued on comm, then detaches it from its peers. */
 trncclResult_t trncclCommFinalize(trncclComm_t comm);
 /** Frees the communicator (finalizing it first if needed). */

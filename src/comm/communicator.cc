@@ -63,6 +63,7 @@ Status Communicator::connect(const bootstrap::UniqueId& id) {
   ctx.oob = bootstrap_.get();
   ctx.bell = &bell_;
   ctx.locate = [](const void* p) { return device::locate(p); };
+  ctx.registered = &registered_;
   ctx.deadline = deadline;
   auto set = TransportSet::connect(ctx, config_.transports);
   if (!set) return set.status();

@@ -1,7 +1,7 @@
 // The NCCL API beyond the core set across real processes (the cases of support/api_cases.h, as
 // tests/inproc/parity_test.cc runs them in one process): PreMulSum operators, trncclBcast and
-// all-to-all-v through grouped send/recv. Every rank checks its own output; the sum of wrong
-// elements over the ranks must be zero.
+// all-to-all-v through grouped send/recv, registered buffers. Every rank checks its own output; the
+// sum of wrong elements over the ranks must be zero.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -57,6 +57,19 @@ TEST(MpiParity, AlltoAllvThroughGroupedSendRecv) {
   for (size_t scale : {size_t{1}, size_t{70001}}) {
     size_t bad = runAlltoAllv(worldComm, worldStream, worldRank, worldSize, scale);
     EXPECT_EQ(totalOverRanks(bad), 0u) << "scale " << scale;
+  }
+}
+
+// Registered buffers across processes: same-host peers read registered pieces of every size in
+// place (device arenas mapped from the peer process), so the result must not depend on a
+// FIFO copy having been taken. (The in-process suite counts the copies: Register.*.)
+TEST(MpiParity, RegisteredBuffers) {
+  for (size_t count : {size_t{1}, size_t{1000}, size_t{70001}}) {
+    for (bool inPlace : {false, true}) {
+      size_t bad = runRegisteredAllReduce(worldComm, worldStream, worldRank, worldSize,
+                                          trncclFloat32, count, inPlace, true);
+      EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "");
+    }
   }
 }
 
