@@ -90,6 +90,7 @@ typedef trncclSimInfo_t ncclSimInfo_t;
 #define ncclCommInitRank trncclCommInitRank
 #define ncclCommInitRankConfig trncclCommInitRankConfig
 #define ncclCommInitAll trncclCommInitAll
+#define ncclCommInitRankScalable trncclCommInitRankScalable
 #define ncclCommSplit trncclCommSplit
 #define ncclCommShrink trncclCommShrink
 #define ncclCommRevoke trncclCommRevoke

@@ -132,6 +132,14 @@ trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId
 /** As trncclCommInitRank, with options. */
 trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
                                         int rank, trncclConfig_t* config);
+/** As trncclCommInitRankConfig with nId unique ids (NCCL 2.23's ncclCommInitRankScalable), so
+ *  that no single bootstrap root serves every rank: each id comes from its own
+ *  trncclGetUniqueId (on nId different ranks, each then hosting that id's root) and every rank
+ *  passes all nId ids in the same order. 1 <= nId <= nranks; nId = 1 is trncclCommInitRank.
+ *  With nId >= 2 the ranks form nId - 1 groups of consecutive ranks, group g checking in at
+ *  the root of commIds[g + 1] and its first rank also at commIds[0]'s (docs/COLLECTIVES.md). */
+trncclResult_t trncclCommInitRankScalable(trncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                          trncclUniqueId* commIds, trncclConfig_t* config);
 /** Creates ndev communicators in one process, one per device (devlist NULL: devices 0..ndev-1). */
 trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devlist);
 

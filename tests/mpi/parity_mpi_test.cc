@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "mpi_env.h"
 #include "support/api_cases.h"
 
@@ -71,6 +74,29 @@ TEST(MpiParity, RegisteredBuffers) {
       EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "");
     }
   }
+}
+
+// trncclCommInitRankScalable across processes: ranks 0..nId-1 each make one id (each then
+// hosts its root), MPI shares them, and the communicator must work (an all-reduce, right on
+// every rank).
+TEST(MpiParity, InitRankScalable) {
+  const int nId = std::min(worldSize, 3);
+  std::vector<trncclUniqueId> ids(nId);
+  trncclUniqueId mine{};
+  if (worldRank < nId) {
+    ASSERT_EQ(trncclGetUniqueId(&mine), trncclSuccess);
+  }
+  std::vector<trncclUniqueId> all(worldSize);
+  MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+  std::copy(all.begin(), all.begin() + nId, ids.begin());
+  trncclComm_t comm = nullptr;
+  ASSERT_EQ(trncclCommInitRankScalable(&comm, worldSize, worldRank, nId, ids.data(), nullptr),
+            trncclSuccess)
+      << trncclGetLastError(nullptr);
+  size_t bad = runRegisteredAllReduce(comm, worldStream, worldRank, worldSize, trncclFloat32, 10007,
+                                      false, false);
+  EXPECT_EQ(totalOverRanks(bad), 0u) << "nId " << nId;
+  EXPECT_EQ(trncclCommDestroy(comm), trncclSuccess);
 }
 
 }  // namespace
