@@ -190,10 +190,10 @@ void Bootstrap::setTimeout(std::chrono::milliseconds timeout) {
   if (tiers_->top) tiers_->top->setTimeout(timeout);
 }
 
-Status Bootstrap::checkRoot() {
+Status Bootstrap::checkRoot(bool rootExitFails) {
   if (tiers_) {
-    TRN_TRY(tiers_->local->checkRoot());
-    return tiers_->top ? tiers_->top->checkRoot() : Status::ok();
+    TRN_TRY(tiers_->local->checkRoot(rootExitFails));
+    return tiers_->top ? tiers_->top->checkRoot(rootExitFails) : Status::ok();
   }
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (!lock.owns_lock()) return Status::ok();  // an exchange runs: it reports failures itself
@@ -209,6 +209,7 @@ Status Bootstrap::checkRoot() {
                                                impl_->root, std::strerror(errno))));
   }
   if (n == 0) {
+    if (!rootExitFails) return Status::ok();
     return impl_->fail(
         Status(Code::kRemoteError, fmt::format("bootstrap: the root {} closed the connection (the "
                                                "process hosting it, usually rank 0's, exited)",

@@ -79,7 +79,9 @@ class Bootstrap : public transport::OobChannel {
   // Non-blocking, any thread: an error once the root has failed the communicator (it sent an
   // error frame: a rank disconnected or died) or the root itself is gone. Between exchanges
   // the root sends nothing else, so a peek at the socket is enough. OK while an exchange runs.
-  Status checkRoot();
+  // With rootExitFails = false a root that closed the connection cleanly (its process exited,
+  // e.g. rank 0 finalized and left) is not reported: only an error frame or a broken socket is.
+  Status checkRoot(bool rootExitFails = true);
   // Unblocks any wait of this bootstrap from another thread; later calls fail.
   void abort();
   // Tells the root this rank revoked the communicator (it then fails every rank with that

@@ -121,9 +121,29 @@ void Communicator::endTask() {
   if (--inFlight_ == 0) idle_.notify_all();
 }
 
+// Calls that never wait (shm, peers in step) never reach the executor's idle health check, so
+// run() also looks at the root between calls, at most this often: a communicator the root failed
+// (a rank's bootstrap connection was lost) fails on every rank within about this period. A root
+// that merely exited (rank 0 finalized and left) fails nothing here: what was sent is delivered.
+constexpr auto kRootCheckEvery = std::chrono::milliseconds(50);
+
+void Communicator::checkRootBetweenCalls() {
+  using std::chrono::nanoseconds;
+  const int64_t now =
+      std::chrono::duration_cast<nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  int64_t due = nextRootCheckNs_.load(std::memory_order_relaxed);
+  if (now < due || !bootstrap_ ||
+      !nextRootCheckNs_.compare_exchange_strong(due, now + nanoseconds(kRootCheckEvery).count())) {
+    return;
+  }
+  if (Status s = bootstrap_->checkRoot(false); !s) setAsyncError(s);
+}
+
 Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
                          const schedule::CallName& what) {
   log::setThreadRank(rank_);
+  checkRootBetweenCalls();
   if (Status err = asyncError(); !err) {
     return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what.str(),
                                           err.message()));

@@ -91,6 +91,8 @@ class Communicator {
   void groupInstancesByHost();
   void openRecoveryPort();
   std::chrono::milliseconds probeTimeout() const;
+  // At most every 50 ms: bootstrap_->checkRoot(), its failure kept as the async error.
+  void checkRootBetweenCalls();
 
   int rank_ = 0;
   int nranks_ = 1;
@@ -114,6 +116,8 @@ class Communicator {
   std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker
   std::atomic<bool> aborted_{false};
   std::atomic<bool> revoked_{false};
+  // When run() next looks at the root between calls (steady clock, ns since epoch).
+  std::atomic<int64_t> nextRootCheckNs_{0};
   mutable std::mutex mu_;
   std::condition_variable idle_;
   int inFlight_ = 0;

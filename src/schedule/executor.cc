@@ -17,6 +17,8 @@ using transport::Connection;
 
 constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
+// Every this many peer checks, every link of the communicator too (~5 per second while stuck).
+constexpr int kLinkCheckEvery = 4;
 
 // The connection to `peer`; nullptr for none (self, or a peer outside the communicator).
 Connection* connection(const ExecContext& ctx, int peer) {
@@ -200,6 +202,17 @@ class StepRun {
   size_t carried_ = 0;
 };
 
+// This rank's own links, all of them: a rank stuck on a live but blocked peer (shm) notices
+// that one of its network links failed, which no peer of this wait may ever report.
+Status checkLinks(const ExecContext& ctx) {
+  for (Connection* c : ctx.conns) {
+    if (c == nullptr) continue;
+    Status s = c->checkLink();
+    if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), c->peer());
+  }
+  return Status::ok();
+}
+
 // Waits until `ready()` is true, polling with `poll` and sleeping on the doorbell in between;
 // fails on abort, deadline or a dead peer.
 template <typename Poll, typename Ready>
@@ -207,6 +220,7 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
                      Ready ready) {
   Backoff backoff;
   auto nextPeerCheck = Clock::now() + kPeerCheckEvery;
+  int peerChecks = 0;
   while (true) {
     uint32_t seen = ctx.bell->snapshot();
     bool progressed = false;
@@ -233,6 +247,7 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
         Status s = ctx.conns[p]->checkPeer();
         if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), p);
       }
+      if (++peerChecks % kLinkCheckEvery == 0) TRN_TRY(checkLinks(ctx));
       if (ctx.health) {
         Status s = ctx.health();
         if (!s)

@@ -154,14 +154,19 @@ void init(World& w) {
   say("READY " + std::to_string(w.rank));
 }
 
-// Reports a failed wait; then (hold=1) waits for the test's go, and aborts.
-int reportFailure(World& w, trnrtError_t sync, long long issued) {
+// ERROR <now> <sync error> <async error> <ms since issued> <message>: a failed wait.
+void sayError(World& w, trnrtError_t sync, long long issued) {
   long long t = nowMs();
   trncclResult_t async = trncclSuccess;
   trncclCommGetAsyncError(w.comm, &async);
   say("ERROR " + std::to_string(t) + " " + std::to_string(static_cast<int>(sync)) + " " +
       std::to_string(static_cast<int>(async)) + " " + std::to_string(t - issued) + " " +
       oneLine(trncclGetLastError(w.comm)));
+}
+
+// Reports a failed wait; then (hold=1) waits for the test's go, and aborts.
+int reportFailure(World& w, trnrtError_t sync, long long issued) {
+  sayError(w, sync, issued);
   if (opt("hold", 1)) waitForGo();
   long long t0 = nowMs();
   trncclCommAbort(w.comm);
@@ -393,6 +398,7 @@ int main(int argc, char** argv) {
   if (mode == "shrink") return modeShrink(w);
   if (mode == "random") return modeRandom(w);
   if (mode == "finalize") return modeFinalize(w);
+  if (mode == "recv_stuck") return modeRecvStuck(w);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fault/launcher.h"
@@ -90,6 +91,43 @@ TEST(Fault, SigstopGivesTimeout) {
   job.signal(victim, SIGCONT);
   ASSERT_TRUE(job.waitExit(victim, 5s));
   releaseAndCheckAbort(job, survivors);
+}
+
+// A rank stuck on a shm peer still notices that its own network link failed: the executor
+// checks every link of the communicator while it waits, not only the peers it waits on.
+// 2 emulated hosts x 2 ranks, shm inside a host and tcp across. Rank 1 receives from rank 0
+// (shm), which never sends; then rank 2 (the other host) is stopped, so rank 1's tcp link to it
+// falls silent. Rank 1 must report that link's liveness timeout within T + 2 s; checking only
+// the awaited peer (alive, idle) leaves it waiting for the collective timeout (30 s).
+TEST(Fault, OwnLinkFailsWhileWaitingOnShm) {
+#if TRNCCL_HAVE_TCP
+  constexpr int kLivenessMs = 2000;
+  Job job("recv_stuck", 4, {"receiver=1", "sender=0"},
+          {{"TRNCCL_TIMEOUT_MS", "30000"},
+           {"TRNCCL_LIVENESS_TIMEOUT_MS", std::to_string(kLivenessMs)},
+           {"TRNCCL_EMU_RANKS_PER_NODE", "2"},
+           {"TRNCCL_TRANSPORT", "shm,tcp"}});
+  job.startAll();
+  for (int r = 0; r < 4; ++r) ASSERT_TRUE(job.waitLine(r, "READY", 30s)) << job.output(r);
+  ASSERT_TRUE(job.waitLine(1, "WAITING", 10s)) << job.output(1);
+  std::this_thread::sleep_for(200ms);  // into the executor's wait
+  long long stopped = nowMs();
+  job.signal(2, SIGSTOP);
+  auto line = job.waitLine(1, "ERROR ", std::chrono::milliseconds(kLivenessMs + 3000));
+  ASSERT_TRUE(line) << "rank 1 did not notice its own silent link within T+3s:\n" << job.output(1);
+  ErrorLine e = parseError(*line);
+  EXPECT_EQ(e.async, kTimeout) << e.message;
+  EXPECT_NE(e.message.find("tcp: heard nothing from rank 2"), std::string::npos) << e.message;
+  EXPECT_GE(e.t - stopped, kLivenessMs / 2) << e.message;
+  EXPECT_LE(e.t - stopped, kLivenessMs + 2000) << e.message;
+  std::printf("rank 1: error %lld ms after the stop: %s\n", e.t - stopped, e.message.c_str());
+  job.signal(2, SIGKILL);
+  job.signal(2, SIGCONT);
+  ASSERT_TRUE(job.waitExit(2, 5s));
+  releaseAndCheckAbort(job, {0, 1, 3});
+#else
+  skipTest("transports/tcp is not in this build (no trnccl_tcp target)");
+#endif
 }
 
 // F5: trncclCommAbort from another thread while the rank waits in a collective its peer never

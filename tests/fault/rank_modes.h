@@ -15,46 +15,39 @@ bool stdinClosed() {
 }
 
 // Random collectives, dtypes, sizes and roots (random_coll.h; every rank draws the same from
-// `seed`), each result compared with its reference: WRONG <seq> <call> <element> and exit 5 on
+// `rng`), each result compared with its reference: WRONG <seq> <call> <element> and exit 5 on
 // a difference. A tiny all-reduce after each call tells every rank whether one of them saw its
-// stdin closed: they stop together, destroy and say DONE. STATS every `sample` calls.
-int modeRandom(World& w) {
+// stdin closed: they stop together (trnrtSuccess). STATS every `sample` calls. Returns the
+// failed wait's error, with the time its call was issued in `issued`.
+struct RandomBuffers {
+  void* send = nullptr;
+  void* recv = nullptr;
+  void* flag = nullptr;
+};
+
+trnrtError_t randomCalls(World& w, std::mt19937_64& rng, const RandomBuffers& b,
+                         long long& issued) {
   using namespace trnccl::fault;
-  setup(w, 1);
-  size_t bytes = kMaxRandomCount * 8 * static_cast<size_t>(w.nranks);
-  void *send = nullptr, *recv = nullptr, *flag = nullptr;
-  if (trnrtMalloc(&send, bytes) != trnrtSuccess || trnrtMalloc(&recv, bytes) != trnrtSuccess ||
-      trnrtMalloc(&flag, sizeof(int32_t)) != trnrtSuccess) {
-    die("trnrtMalloc", 0);
-  }
-  // Flat RSS must mean no leak, not a warm heap: big host buffers always come from (and go back
-  // to) mmap, whatever glibc's dynamic threshold learnt, and the device buffers are touched once.
-  mallopt(M_MMAP_THRESHOLD, 128 << 10);
-  std::vector<std::byte> zeros(bytes);
-  trnrtMemcpy(send, zeros.data(), bytes, trnrtMemcpyHostToDevice);
-  trnrtMemcpy(recv, zeros.data(), bytes, trnrtMemcpyHostToDevice);
-  init(w);
-  std::mt19937_64 rng(static_cast<uint64_t>(opt("seed", 1)));
   long sample = opt("sample", 100);
   for (long seq = 0;; ++seq) {
     RandomCall c = drawCall(rng, w.nranks);
     std::vector<std::byte> in = sendBufferOf(c, w.rank, w.nranks, seq);
-    trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice);
+    trnrtMemcpy(b.send, in.data(), in.size(), trnrtMemcpyHostToDevice);
     int32_t stop = stdinClosed() ? 1 : 0;
-    trnrtMemcpy(flag, &stop, sizeof(stop), trnrtMemcpyHostToDevice);
-    long long issued = nowMs();
-    trncclResult_t r = issueCall(c, send, recv, w.comm, w.stream);
+    trnrtMemcpy(b.flag, &stop, sizeof(stop), trnrtMemcpyHostToDevice);
+    issued = nowMs();
+    trncclResult_t r = issueCall(c, b.send, b.recv, w.comm, w.stream);
     if (r == trncclSuccess) {
-      r = trncclAllReduce(flag, flag, 1, trncclInt32, trncclMax, w.comm, w.stream);
+      r = trncclAllReduce(b.flag, b.flag, 1, trncclInt32, trncclMax, w.comm, w.stream);
     }
     trnrtError_t e = trnrtStreamSynchronize(w.stream);
     if (r != trncclSuccess || e != trnrtSuccess) {
-      return reportFailure(w, e != trnrtSuccess ? e : trnrtErrorInvalidValue, issued);
+      return e != trnrtSuccess ? e : trnrtErrorInvalidValue;
     }
     bool checked = false;
     std::vector<std::byte> want = expectedOf(c, w.rank, w.nranks, seq, &checked);
     std::vector<std::byte> got(want.size());
-    trnrtMemcpy(got.data(), recv, got.size(), trnrtMemcpyDeviceToHost);
+    trnrtMemcpy(got.data(), b.recv, got.size(), trnrtMemcpyDeviceToHost);
     if (checked && got != want) {
       size_t at = 0;
       while (at < got.size() && got[at] == want[at]) ++at;
@@ -66,10 +59,78 @@ int modeRandom(World& w) {
       say("STATS " + std::to_string(seq) + " " + std::to_string(openFds()) + " " +
           std::to_string(threads()) + " " + std::to_string(trnccl::fault::rssKb()));
     }
-    trnrtMemcpy(&stop, flag, sizeof(stop), trnrtMemcpyDeviceToHost);
-    if (stop != 0) break;
+    trnrtMemcpy(&stop, b.flag, sizeof(stop), trnrtMemcpyDeviceToHost);
+    if (stop != 0) return trnrtSuccess;
+  }
+}
+
+// shrink=1 (K1 with recovery, docs/RELIABILITY.md "What to do after an error"): after a failed
+// wait, the failed ranks (trncclCommGetFailedRanks) are shrunk out (TRNCCL_SHRINK_ABORT) and
+// the survivors go on with random calls on the new communicator and a new stream:
+//   ERROR ... (sayError), then SHRUNK <rank> <nranks> <failed ranks...>, or SHRINKFAIL.
+// The old communicator is kept in `old` (aborted at the end).
+bool shrinkAfterFailure(World& w, trnrtError_t sync, long long issued, trncclComm_t& old) {
+  sayError(w, sync, issued);
+  // A rank may fail before the dead one's process is gone (an end of file arrives while it
+  // exits): probe until some rank is reported, and retry a shrink whose lists disagreed.
+  std::vector<int> failed(static_cast<size_t>(w.nranks), -1);
+  int n = 0;
+  trncclComm_t sub = nullptr;
+  trncclResult_t r = trncclSuccess;
+  const long long until = nowMs() + 5000;
+  for (bool first = true;; first = false) {
+    if (!first) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    r = trncclCommGetFailedRanks(w.comm, failed.data(), &n);
+    if (r == trncclSuccess && n > 0) {
+      r = trncclCommShrink(w.comm, failed.data(), n, &sub, nullptr, TRNCCL_SHRINK_ABORT);
+    }
+    if ((r == trncclSuccess && n > 0) || nowMs() >= until) break;
+  }
+  if (r != trncclSuccess || n == 0) {
+    say("SHRINKFAIL " + std::to_string(r) + " " + oneLine(trncclGetLastError(nullptr)));
+    return false;
+  }
+  old = w.comm;
+  w.comm = sub;
+  trncclCommUserRank(sub, &w.rank);
+  trncclCommCount(sub, &w.nranks);
+  std::string line = "SHRUNK " + std::to_string(w.rank) + " " + std::to_string(w.nranks);
+  for (int i = 0; i < n; ++i) line += " " + std::to_string(failed[static_cast<size_t>(i)]);
+  say(line);
+  trnrtStreamDestroy(w.stream);  // the failed call left it in error
+  if (trnrtStreamCreate(&w.stream) != trnrtSuccess) die("trnrtStreamCreate", 0);
+  return true;
+}
+
+// The soak's ranks (K1): random calls until the test closes stdin (DONE), or a failure:
+// reportFailure (hold, abort), or with shrink=1 one recovery by shrink, then random calls again
+// (every survivor draws from the same new seed).
+int modeRandom(World& w) {
+  setup(w, 1);
+  size_t bytes = trnccl::fault::kMaxRandomCount * 8 * static_cast<size_t>(w.nranks);
+  RandomBuffers b;
+  if (trnrtMalloc(&b.send, bytes) != trnrtSuccess || trnrtMalloc(&b.recv, bytes) != trnrtSuccess ||
+      trnrtMalloc(&b.flag, sizeof(int32_t)) != trnrtSuccess) {
+    die("trnrtMalloc", 0);
+  }
+  // Flat RSS must mean no leak, not a warm heap: big host buffers always come from (and go back
+  // to) mmap, whatever glibc's dynamic threshold learnt, and the device buffers are touched once.
+  mallopt(M_MMAP_THRESHOLD, 128 << 10);
+  std::vector<std::byte> zeros(bytes);
+  trnrtMemcpy(b.send, zeros.data(), bytes, trnrtMemcpyHostToDevice);
+  trnrtMemcpy(b.recv, zeros.data(), bytes, trnrtMemcpyHostToDevice);
+  init(w);
+  trncclComm_t old = nullptr;
+  for (uint64_t round = 0;; ++round) {
+    std::mt19937_64 rng(static_cast<uint64_t>(opt("seed", 1)) + round * 1000003);
+    long long issued = 0;
+    trnrtError_t e = randomCalls(w, rng, b, issued);
+    if (e == trnrtSuccess) break;
+    if (!opt("shrink", 0) || old != nullptr) return reportFailure(w, e, issued);
+    if (!shrinkAfterFailure(w, e, issued, old)) return 6;
   }
   trncclCommDestroy(w.comm);
+  if (old != nullptr) trncclCommAbort(old);
   say("DONE");
   return 0;
 }
@@ -102,4 +163,27 @@ int modeFinalize(World& w) {
   trncclCommDestroy(w.comm);
   say("DONE");
   return 0;
+}
+
+// A rank stuck on a peer: rank `receiver` receives from rank `sender`, which never sends (it
+// idles like every other rank until the test's go, then aborts). The receiver says WAITING once
+// its receive is enqueued, and ERROR (reportFailure) when the wait fails.
+int modeRecvStuck(World& w) {
+  setup(w, 1024);
+  init(w);
+  if (w.rank != opt("receiver", 1)) {
+    waitForGo();
+    long long t0 = nowMs();
+    trncclCommAbort(w.comm);
+    say("ABORT_MS " + std::to_string(nowMs() - t0));
+    return 0;
+  }
+  long long issued = nowMs();
+  trncclRecv(w.recv, w.count, trncclFloat32, static_cast<int>(opt("sender", 0)), w.comm, w.stream);
+  say("WAITING");
+  if (trnrtError_t e = trnrtStreamSynchronize(w.stream); e != trnrtSuccess) {
+    return reportFailure(w, e, issued);
+  }
+  say("WRONG the receive completed without a send");
+  return 5;
 }

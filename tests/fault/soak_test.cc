@@ -1,9 +1,13 @@
 // Reliability anchor K1: a soak with random faults. Jobs of 4-8 ranks (fault_rank.cc, mode
 // random) run random collectives, dtypes, sizes, roots, algorithms and transports, checking
 // every result against its reference; every TRNCCL_SOAK_FAULT_EVERY_S (30 s) the test injects
-// a random fault from {kill -9, SIGSTOP, TCP reset (`ss -K`), junk on the job's ports}, checks
-// that no rank hangs (each one errors or keeps completing calls within T + 2 s) and recovers
-// with a fresh communicator (a new job), until TRNCCL_SOAK_SECONDS (120) have passed. The test
+// a random fault from {kill -9, SIGSTOP, TCP reset (`ss -K`), junk on the job's ports, kill -9
+// recovered by shrink}, checks that no rank hangs (each one errors or keeps completing calls
+// within T + 2 s) and recovers: after a kill -9 + shrink the survivors shrink the failed rank
+// out (trncclCommGetFailedRanks, trncclCommShrink) and go on with checked random calls on the
+// new communicator; after the others, with a fresh communicator (a new job). The first fault of
+// a run is always the shrink (so the 2 minutes of CI shrink once). Until TRNCCL_SOAK_SECONDS
+// (120) have passed. The test
 // is the ranks' external watchdog; CTest's TIMEOUT and `timeout` are the test's.
 #include <netinet/in.h>
 #include <signal.h>
@@ -29,8 +33,8 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr int kTimeoutMs = 8000;  // T of the soak's jobs
-enum Fault { kKill, kStop, kReset, kJunk, kFaults };
-const char* const kFaultNames[] = {"kill -9", "SIGSTOP", "TCP reset", "junk"};
+enum Fault { kKill, kStop, kReset, kJunk, kKillShrink, kFaults };
+const char* const kFaultNames[] = {"kill -9", "SIGSTOP", "TCP reset", "junk", "kill -9 + shrink"};
 
 long envLong(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -167,7 +171,9 @@ void finish(Job& job, Fault f, int victim, bool broken, const std::vector<size_t
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
         << "rank " << r << " status " << *status << "\n"
         << tail(job, r);
-    EXPECT_FALSE(job.lines(r, broken ? "ABORT_MS" : "DONE").empty()) << tail(job, r);
+    // A job that shrank goes on to the end; other broken ones abort.
+    EXPECT_FALSE(job.lines(r, broken && f != kKillShrink ? "ABORT_MS" : "DONE").empty())
+        << tail(job, r);
     std::vector<std::string> stats = job.lines(r, "STATS ");
     if (broken) stats.resize(std::min(stats.size(), before[static_cast<size_t>(r)]));
     if (stats.size() >= 3) {  // the first sample precedes the biggest buffers' first use
@@ -185,13 +191,39 @@ void finish(Job& job, Fault f, int victim, bool broken, const std::vector<size_t
   EXPECT_EQ(shmEntries(shmPrefix(job.port())), 0) << "the job left segments in /dev/shm";
 }
 
+// After a kill -9 + shrink: every survivor shrank the victim out (SHRUNK <rank> <n - 1>
+// <victim>) and completes 10 more checked calls on the new communicator.
+void expectShrunk(Job& job, int victim) {
+  const std::string want = " " + std::to_string(job.nranks() - 1) + " " + std::to_string(victim);
+  for (int r = 0; r < job.nranks(); ++r) {
+    if (r == victim) continue;
+    auto line = job.waitLine(r, "SHRUNK ", 20s);
+    ASSERT_TRUE(line) << "rank " << r << " did not shrink within 20 s\n" << tail(job, r);
+    EXPECT_EQ(line->substr(line->find(' ')), want) << "rank " << r << ": SHRUNK " << *line;
+    const size_t iters = job.lines(r, "ITER ").size();
+    const long long until = nowMs() + kTimeoutMs + 2000;
+    while (job.lines(r, "ITER ").size() < iters + 10 && nowMs() < until) {
+      std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_GE(job.lines(r, "ITER ").size(), iters + 10)
+        << "rank " << r << " completed too few calls after the shrink\n"
+        << tail(job, r);
+    EXPECT_EQ(job.lines(r, "ERROR ").size(), 1u) << "rank " << r << " failed again\n"
+                                                 << tail(job, r);
+  }
+  expectNoWrongResult(job);
+}
+
 void runEpoch(std::mt19937_64& rng, long long faultAt, bool inject, Tally& tally) {
   static const char* const algos[] = {"", "allreduce:ring", "allreduce:mesh", "allreduce:rdh",
                                       "allgather:mesh;reducescatter:mesh"};
   int n = 4 + static_cast<int>(rng() % 5);
   std::string transport = rng() % 2 == 0 ? "shm" : "tcp";
   std::string algo = algos[rng() % 5];
-  Job job("random", n, {"seed=" + std::to_string(rng() % 100000), "watchdog=3600"},
+  Fault f = !inject ? kJunk : tally.epochs == 0 ? kKillShrink : static_cast<Fault>(rng() % kFaults);
+  std::vector<std::string> args = {"seed=" + std::to_string(rng() % 100000), "watchdog=3600"};
+  if (f == kKillShrink) args.push_back("shrink=1");
+  Job job("random", n, args,
           {{"TRNCCL_TIMEOUT_MS", std::to_string(kTimeoutMs)},
            {"TRNCCL_TRANSPORT", transport},
            {"TRNCCL_ALGO", algo}});
@@ -203,7 +235,6 @@ void runEpoch(std::mt19937_64& rng, long long faultAt, bool inject, Tally& tally
   }
   runHealthy(job, faultAt);
   if (::testing::Test::HasFatalFailure()) return;
-  Fault f = inject ? static_cast<Fault>(rng() % kFaults) : kJunk;
   int victim = static_cast<int>(rng() % static_cast<uint64_t>(n));
   std::vector<size_t> statsBefore;
   for (int r = 0; r < n; ++r) statsBefore.push_back(job.lines(r, "STATS ").size());
@@ -215,13 +246,14 @@ void runEpoch(std::mt19937_64& rng, long long faultAt, bool inject, Tally& tally
   std::printf("epoch %d: %d ranks, %s, TRNCCL_ALGO='%s': %s rank %d after %ld calls\n",
               tally.epochs, n, transport.c_str(), algo.c_str(),
               inject ? kFaultNames[f] : "(end, no fault)", victim, lastIter(job, 0) + 1);
-  if (f == kKill) job.signal(victim, SIGKILL);
+  if (f == kKill || f == kKillShrink) job.signal(victim, SIGKILL);
   if (f == kStop) job.signal(victim, SIGSTOP);
   if (inject && f == kJunk) sendJunk(job, victim, rng);
   bool broken = f != kJunk && expectErrors(job, f, victim, at, tally);
+  if (broken && f == kKillShrink) expectShrunk(job, victim);
   if (!broken) runHealthy(job, nowMs() + 3000);  // junk, or a reset nobody noticed
   expectNoWrongResult(job);
-  tally.calls += lastIter(job, 0) + 1;
+  tally.calls += static_cast<long>(job.lines(0, "ITER ").size());
   if (inject) ++tally.faults[f];
   ++tally.epochs;
   finish(job, f, victim, broken, statsBefore, tally);
@@ -245,11 +277,40 @@ TEST(Soak, RandomFaults) {
   EXPECT_EQ(openFds(), fdsBefore) << "the test's own descriptors grew";
   std::printf(
       "soak: %.0f s, %d jobs, %ld calls checked (rank 0), faults: %d kill -9, %d SIGSTOP, "
-      "%d TCP reset, %d junk; slowest error after a fault %lld ms; largest RSS growth of a rank "
-      "%ld KiB; wrong results: %s\n",
+      "%d TCP reset, %d junk, %d kill -9 + shrink; slowest error after a fault %lld ms; largest "
+      "RSS growth of a rank %ld KiB; wrong results: %s\n",
       static_cast<double>(nowMs() - start) / 1000.0, tally.epochs, tally.calls, tally.faults[kKill],
-      tally.faults[kStop], tally.faults[kReset], tally.faults[kJunk], tally.worstDetectMs,
-      tally.worstRssGrowthKb, ::testing::Test::HasFailure() ? "see above" : "0");
+      tally.faults[kStop], tally.faults[kReset], tally.faults[kJunk], tally.faults[kKillShrink],
+      tally.worstDetectMs, tally.worstRssGrowthKb,
+      ::testing::Test::HasFailure() ? "see above" : "0");
+}
+
+// A reset of a rank's bootstrap connection while the job runs small shm collectives (which
+// never wait long enough for the executor's idle health check): the root fails the
+// communicator, and every rank reports it within 3 s, long before the calls' timeout (60 s).
+TEST(Fault, BootstrapResetFailsEveryRank) {
+  Job job("random", 4, {"seed=7", "watchdog=120"},
+          {{"TRNCCL_TIMEOUT_MS", "60000"}, {"TRNCCL_TRANSPORT", "shm"}});
+  job.startAll();
+  for (int r = 0; r < job.nranks(); ++r) {
+    ASSERT_TRUE(job.waitLine(r, "ITER ", 60s)) << "rank " << r << " never ran a call\n"
+                                               << tail(job, r);
+  }
+  std::vector<TcpEntry> conns = tcpOf(job.pid(2), kTcpEstablished);
+  ASSERT_EQ(conns.size(), 1u) << "rank 2 should hold only its bootstrap connection";
+  std::mt19937_64 rng(1);
+  ASSERT_TRUE(resetConnection(job, 2, rng)) << "ss -K could not reset rank 2's connection";
+  const long long at = nowMs();
+  for (int r = 0; r < job.nranks(); ++r) {
+    auto line =
+        job.waitLine(r, "ERROR ", std::chrono::milliseconds(std::max(0LL, at + 3000 - nowMs())));
+    ASSERT_TRUE(line) << "rank " << r << " kept running after the root failed the communicator\n"
+                      << tail(job, r);
+    EXPECT_NE(line->find("bootstrap"), std::string::npos) << *line;
+  }
+  for (int r = 0; r < job.nranks(); ++r) job.closeStdin(r);
+  for (int r = 0; r < job.nranks(); ++r) ASSERT_TRUE(job.waitExit(r, 15s)) << tail(job, r);
+  expectNoWrongResult(job);
 }
 
 }  // namespace

@@ -94,6 +94,11 @@ class Connection {
 
   // An error if the peer is known to be gone (process exited, socket reset).
   virtual Status checkPeer() { return Status::ok(); }
+  // An error if this rank's own link to the peer failed (a reset, a liveness timeout), whatever
+  // the connection is used for now. The executor checks it on every connection of the
+  // communicator, at a low rate, while it waits on others. A host-local transport has no link
+  // of its own to lose (a dead local peer reaches every rank through the bootstrap): OK.
+  virtual Status checkLink() { return Status::ok(); }
   virtual int peer() const = 0;
   virtual const char* transportName() const = 0;
 };

@@ -80,6 +80,17 @@ class Channel {
 
   // Sends posted or queued whose completion has not arrived (heartbeats aside).
   bool sending() const;
+  // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
+  // posted ones before it closes).
+  template <typename F>
+  void forEachOp(F f) {
+    for (Op& op : headerOps_) f(op);
+    for (Op& op : pieceOps_) f(op);
+    for (Op& op : recvHeaderOps_) f(op);
+    for (Op& op : slotOps_) f(op);
+    f(heartbeatOut_);
+    f(heartbeatIn_);
+  }
   const Status& error() const { return error_; }
   int peer() const { return config_.peer; }
   size_t bufferBytes() const { return config_.sendRingBytes; }

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/mr_cache.h"
+#include "transports/ofi/testing.h"
 #include "transports/ofi/waker.h"
 
 namespace trnccl::transport::ofi {
@@ -17,6 +18,7 @@ constexpr size_t kCqBatch = 16;
 constexpr int kCqRounds = 8;  // batches per progress() call, so one call stays short
 constexpr size_t kMinCqEntries = 1024;
 constexpr int64_t kDefaultLingerMs = 2000;
+constexpr auto kCancelMs = std::chrono::milliseconds(500);
 
 }  // namespace
 
@@ -115,7 +117,49 @@ Endpoint::~Endpoint() {
   stopLiveness();  // it takes the lock and calls libfabric
   waker_.reset();  // before anything it watches closes
   std::lock_guard lock(mutex_);
-  if (ep_) drain();
+  if (!ep_) return;
+  drain();
+  cancelAll();
+}
+
+void Endpoint::released(Op& op) {
+  if (!op.posted) return;
+  op.posted = false;
+  --posted_;
+}
+
+void Endpoint::cancelAll() {
+  queued_.clear();  // never handed to the provider
+  for (auto& channel : channels_) {
+    channel->forEachOp([this](Op& op) {
+      if (op.posted) (void)fi_cancel(&ep_->fid, &op.context);  // -FI_ENOENT: already done
+    });
+  }
+  // The completions only: nothing is reposted or handed to a channel any more.
+  const size_t held = posted_;
+  const auto until = std::chrono::steady_clock::now() + kCancelMs;
+  fi_cq_tagged_entry entries[kCqBatch];
+  while (posted_ > 0 && std::chrono::steady_clock::now() < until) {
+    ssize_t n = fi_cq_read(cq_.get(), entries, kCqBatch);
+    if (n == -FI_EAVAIL) {
+      fi_cq_err_entry entry{};
+      if (fi_cq_readerr(cq_.get(), &entry, 0) == 1 && entry.op_context != nullptr) {
+        released(*static_cast<Op*>(entry.op_context));
+      }
+    } else if (n > 0) {
+      for (ssize_t i = 0; i < n; ++i) released(*static_cast<Op*>(entries[i].op_context));
+    } else if (n == -FI_EAGAIN) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    } else {
+      break;  // the queue itself failed: nothing more will come
+    }
+  }
+  testing::counters().add(testing::Event::kReleasedAtClose, static_cast<int64_t>(held - posted_));
+  testing::counters().add(testing::Event::kHeldAtClose, static_cast<int64_t>(posted_));
+  if (posted_ > 0) {
+    TRN_INFO(kNet, "ofi: rank {} closes its endpoint with {} operation(s) not cancelled", rank_,
+             posted_);
+  }
 }
 
 void Endpoint::drain() {
@@ -170,7 +214,11 @@ Result<bool> Endpoint::tryPost(Op& op) {
     rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, op.ignore,
                   &op.context);
   }
-  if (rc == 0) return true;
+  if (rc == 0) {
+    op.posted = true;
+    ++posted_;
+    return true;
+  }
   if (rc == -FI_EAGAIN) return false;
   int peer = op.channel->peer();
   return Status(Code::kRemoteError,
@@ -201,6 +249,7 @@ Status Endpoint::readError() {
   const char* provider =
       fi_cq_strerror(cq_.get(), entry.prov_errno, entry.err_data, detail, sizeof(detail));
   auto* op = static_cast<Op*>(entry.op_context);
+  if (op != nullptr) released(*op);
   std::string what = fmt::format("{} ({}); provider: {}", fi_strerror(entry.err), entry.err,
                                  provider != nullptr ? provider : detail);
   if (op == nullptr || op->channel == nullptr) {
@@ -234,6 +283,7 @@ Status Endpoint::progress() {
     }
     for (ssize_t i = 0; i < n; ++i) {
       auto* op = static_cast<Op*>(entries[i].op_context);
+      released(*op);
       op->channel->complete(*op, entries[i].len);
     }
     completed = true;

@@ -23,8 +23,12 @@
 //
 // Destruction: stops the liveness thread, lingers (TRNCCL_OFI_LINGER_MS, default 2000) while
 // sends are still in flight on channels that have not failed so the peers get the last bytes,
-// then closes the endpoint, address vector, completion queue, the channels' registered
-// buffers, the cached registrations, the domain and the fabric, in that order.
+// cancels every operation the provider still holds (fi_cancel: the pre-posted receives, sends
+// stuck on a failed connection) and reads the completion queue until their completions have
+// arrived (at most 500 ms): closing an endpoint with operations in flight crashed rxm's
+// fi_close after a liveness timeout. Then it closes the endpoint, address vector, completion
+// queue, the channels' registered buffers, the cached registrations, the domain and the
+// fabric, in that order.
 #pragma once
 
 #include <rdma/fi_cm.h>
@@ -76,6 +80,7 @@ struct Op {
   fi_addr_t address = FI_ADDR_UNSPEC;
   uint64_t tag = 0;
   uint64_t ignore = 0;  // tag bits a receive does not match on
+  bool posted = false;  // the provider holds it: its completion (or error) has not arrived
 };
 
 class Endpoint {
@@ -117,6 +122,8 @@ class Endpoint {
   Result<bool> tryPost(Op& op);
   Status readError();
   void drain();
+  void cancelAll();
+  void released(Op& op);  // its completion (or error) arrived: the provider let go of it
   void runLiveness(std::chrono::milliseconds interval);
   void stopLiveness();
 
@@ -128,6 +135,7 @@ class Endpoint {
   std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
   Status error_;
   std::deque<Op*> queued_;
+  size_t posted_ = 0;     // operations the provider holds (Op::posted)
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
 
   // Destroyed in reverse: waker, endpoint, address vector, completion queue, channels (their

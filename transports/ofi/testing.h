@@ -1,7 +1,7 @@
-// Test hooks of the ofi transport: counters of the send paths taken and of the registration
-// cache (mr_cache.h), so tests can tell a zero-copy send with a cached registration from a
-// copy through the bounce ring when both deliver the same bytes. Per process, summed over
-// every endpoint (transports/core/counters.h).
+// Test hooks of the ofi transport: counters of the send paths taken, of the registration
+// cache (mr_cache.h) and of what an endpoint cancelled when it closed, so tests can tell a
+// zero-copy send with a cached registration from a copy through the bounce ring when both deliver
+// the same bytes. Per process, summed over every endpoint (transports/core/counters.h).
 #pragma once
 
 #include "transports/core/counters.h"
@@ -15,6 +15,8 @@ enum class Event {
   kCacheHits,          // lookups an existing registration covered
   kEvictions,          // registrations closed to make room
   kLiveRegistrations,  // cached registrations open right now
+  kReleasedAtClose,    // operations cancelled (or completed) while an endpoint closed
+  kHeldAtClose,        // operations the provider still held when an endpoint closed
   kCount
 };
 using Counters = transport::Counters<Event>;

@@ -30,6 +30,7 @@ class TcpConnection final : public Connection {
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
   size_t bufferBytes() const override { return bufferBytes_; }
   Status checkPeer() override;
+  Status checkLink() override { return link_->liveness(); }
   int peer() const override { return link_->peer(); }
   const char* transportName() const override { return "tcp"; }
 
