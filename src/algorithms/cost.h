@@ -5,11 +5,34 @@
 // modelled links reads the same LinkModel and the same estimates.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "algorithms/algorithm.h"
 
 namespace trnccl::algorithms {
+
+// What a message costs on one of the transports that carry the emulation's bytes, on top of
+// the modelled hardware: a message's latency end to end (wake-ups, system calls), the
+// bandwidth one connection reaches (0: no limit of its own), and what each further message a
+// rank has in flight at once costs (a thread copies and pushes them one after another).
+// Measured on the 2-core test machine (docs/ALGORITHMS.md, "The tuner"); the communicator
+// picks one by its connections' transport name (transportCost).
+struct TransportCost {
+  double latencyUs = 0;
+  double bandwidthGBs = 0;
+  double perMessageUs = 0;
+};
+
+// The table: "shm", "tcp", "ofi"; nullptr for any other name.
+const TransportCost* transportCost(std::string_view transportName);
+
+// The transports between this communicator's ranks: within an instance, and across instances
+// (nullptr: none, the modelled hardware alone, as trnccl-sim and trnccl-topo estimate).
+struct TransportTerms {
+  const TransportCost* intra = nullptr;
+  const TransportCost* inter = nullptr;
+};
 
 // What the model knows of the links between this communicator's ranks (filled from the
 // topology description by plan::describeTopology).
@@ -37,6 +60,9 @@ struct LinkModel {
   // ranksPerServer ranks share the switch's lower tier.
   bool switched = false;
   int ranksPerServer = 1;
+  // The emulation's transports (set by the communicator once connected); they add to every
+  // link cost below.
+  TransportTerms transports;
 };
 
 // One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us).
@@ -52,6 +78,10 @@ LinkCost chipLink(const LinkModel& m);   // between the cores of one chip
 LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
 LinkCost flatLink(const LinkModel& m);
+
+// What `messages` sent at once by one rank cost beyond the first on the transport of the
+// flat link (TransportCost::perMessageUs each; 0 without transports).
+double transportMessagesUs(const LinkModel& m, int messages);
 
 // The link to a partner at a growing distance within one instance (halving/doubling, trees,
 // Bruck): slowed by half a direct transfer's average torus hops (at least one).

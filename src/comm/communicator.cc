@@ -27,6 +27,7 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const bootstrap::Unique
   c->topology_ = std::move(*view);
   TRN_TRY(c->connect(id));
   c->groupInstancesByHost();
+  c->modelTransports();
   if (rank == 0) {
     TRN_INFO(kInit, "trnccl {}.{}.{}: {} ranks, topology {}, transports {}{}", TRNCCL_MAJOR,
              TRNCCL_MINOR, TRNCCL_PATCH, nranks, c->topology_.summary, config.transports,
@@ -101,6 +102,19 @@ void Communicator::groupInstancesByHost() {
   }
   topology_.links.multiInstance = hosts.size() > 1;
   topology_.shape = shape;
+}
+
+// The tuner prices every link with the transport that carries it (algorithms/cost.h
+// TransportCost): within an instance the transport of a peer on this host, across instances
+// that of a peer on another (the first one found; TransportSet picks per pair by one order).
+void Communicator::modelTransports() {
+  algorithms::TransportTerms& terms = topology_.links.transports;
+  for (int r = 0; r < nranks_; ++r) {
+    if (r == rank_ || conns_[r] == nullptr) continue;
+    const bool local = peers_[r].hostHash == peers_[rank_].hostHash;
+    const algorithms::TransportCost*& slot = local ? terms.intra : terms.inter;
+    if (slot == nullptr) slot = algorithms::transportCost(conns_[r]->transportName());
+  }
 }
 
 Communicator::~Communicator() {

@@ -89,6 +89,7 @@ class Communicator {
   Communicator() = default;
   Status connect(const bootstrap::UniqueId& id);
   void groupInstancesByHost();
+  void modelTransports();  // the cost model's transport terms from the connections
   void openRecoveryPort();
   std::chrono::milliseconds probeTimeout() const;
   // At most every 50 ms: bootstrap_->checkRoot(), its failure kept as the async error.

@@ -1,9 +1,11 @@
 #include "device/stream.h"
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
 #include "common/log.h"
+#include "common/sleeper.h"
 #include "common/wait.h"
 #include "device/device.h"
 
@@ -14,82 +16,90 @@ thread_local Stream* tlsCurrentStream = nullptr;
 
 }  // namespace
 
-Stream::Stream(int device) : device_(device), worker_([this] { workerLoop(); }) {}
+// Sleeps are bounded like every wait in trnccl; a wake-up is normally a ring.
+constexpr auto kMaxSleep = std::chrono::milliseconds(100);
+
+Stream::Stream(int device)
+    : device_(device), slots_(new Work[kSlots]), worker_([this] { workerLoop(); }) {}
 
 Stream::~Stream() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-  }
-  workReady_.notify_one();
+  stopping_.store(true, std::memory_order_seq_cst);
+  workBell_.ring();
   worker_.join();
 }
 
 Stream* Stream::current() { return tlsCurrentStream; }
 
 template <typename Done>
-bool Stream::pollBriefly(Done done) {
+void Stream::waitUntil(Doorbell& bell, Done done) {
   Backoff backoff;
   while (!done()) {
-    if (!backoff.next()) return false;
+    if (backoff.next()) continue;
+    // Announce, then check once more: the other side rings only an announced sleeper.
+    uint32_t seen = bell.snapshot();
+    DoorbellSleeper sleeper(bell);
+    if (done()) return;
+    sleeper.sleep(seen, kMaxSleep);
   }
-  return true;
 }
 
 uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
   uint64_t sequence;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    sequence = enqueued_++;
-    queue_.push_back(Work{std::move(task), std::move(onSkip)});
+    std::lock_guard<std::mutex> lock(enqueueMutex_);
+    sequence = enqueued_.load(std::memory_order_relaxed);
+    // Full: wait for the worker to free the slot (it never waits for enqueueMutex_).
+    waitUntil(doneBell_,
+              [&] { return completed_.load(std::memory_order_acquire) + kSlots > sequence; });
+    Work& slot = slots_[sequence % kSlots];
+    slot.task = std::move(task);
+    slot.onSkip = std::move(onSkip);
+    enqueued_.store(sequence + 1, std::memory_order_release);
   }
-  workReady_.notify_one();
+  wakeIfSleeping(workBell_.word());
   return sequence;
 }
 
-Status Stream::synchronize() {
-  const uint64_t target = enqueued_.load();
-  pollBriefly([&] { return completed_.load() >= target; });
-  std::unique_lock<std::mutex> lock(mutex_);
-  progress_.wait(lock, [&] { return completed_ >= target; });
-  return error_;
-}
+Status Stream::synchronize() { return waitFor(enqueued_.load(std::memory_order_acquire) - 1); }
 
 Status Stream::waitFor(uint64_t sequence) {
-  pollBriefly([&] { return completed_.load() > sequence; });
-  std::unique_lock<std::mutex> lock(mutex_);
-  progress_.wait(lock, [&] { return completed_ > sequence; });
+  // sequence + 1 == 0: nothing was enqueued (synchronize() of a fresh stream).
+  waitUntil(doneBell_, [&] { return completed_.load(std::memory_order_acquire) >= sequence + 1; });
+  std::lock_guard<std::mutex> lock(errorMutex_);
   return error_;
 }
 
 Status Stream::query() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(errorMutex_);
   if (!error_.isOk()) return error_;
-  if (completed_ < enqueued_) return Status(Code::kInProgress, "stream has pending work");
+  if (completed_.load(std::memory_order_acquire) < enqueued_.load(std::memory_order_acquire)) {
+    return Status(Code::kInProgress, "stream has pending work");
+  }
   return Status::ok();
 }
 
 void Stream::workerLoop() {
   tlsCurrentStream = this;
-  std::unique_lock<std::mutex> lock(mutex_);
+  uint64_t next = 0;
   while (true) {
-    if (queue_.empty() && !stopping_) {
-      // Idle: enqueued_ == completed_ until a task arrives (or the stream stops).
-      const uint64_t idleAt = completed_.load();
-      lock.unlock();
-      pollBriefly([&] { return enqueued_.load() != idleAt; });
-      lock.lock();
+    if (enqueued_.load(std::memory_order_acquire) == next) {
+      // Idle; stopping only once drained (a producer may still have published before it).
+      if (stopping_.load(std::memory_order_acquire)) {
+        if (enqueued_.load(std::memory_order_acquire) == next) return;
+        continue;
+      }
+      waitUntil(workBell_, [&] {
+        return enqueued_.load(std::memory_order_acquire) != next ||
+               stopping_.load(std::memory_order_acquire);
+      });
+      continue;
     }
-    workReady_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and drained
-    Work work = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
+    Work& work = slots_[next % kSlots];
     runOne(work);
-    work = Work{};  // destroy the task's captures outside the lock
-    lock.lock();
-    ++completed_;
-    progress_.notify_all();
+    work.task = nullptr;  // destroy the task's captures before the slot is reused
+    work.onSkip = nullptr;
+    completed_.store(++next, std::memory_order_release);
+    wakeIfSleeping(doneBell_.word());
   }
 }
 
@@ -112,7 +122,7 @@ void Stream::runOne(Work& work) {
   if (status.isOk()) return;
   TRN_WARN(kDevice, "device {}: stream task failed, stream now in error: {}", device_,
            status.message());
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(errorMutex_);
   error_ = std::move(status);
 }
 

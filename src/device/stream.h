@@ -1,25 +1,31 @@
 // A stream: tasks executed in FIFO order by one worker thread.
 //
 // Why a thread per stream: it gives CUDA's semantics for free — work on one stream is ordered,
-// work on different streams overlaps, and the host returns from enqueue at once. The worker
-// sleeps on a condition variable when the queue is empty, so idle streams cost no CPU; like
-// every wait in trnccl it first polls briefly (common/wait.h Backoff), and so do synchronize()
-// and waitFor(). A thread wake-up costs ~10 us on our 2-core VMs: without the poll, a host
-// thread issuing collectives one by one woke the worker for each (5 futex calls per call).
+// work on different streams overlaps, and the host returns from enqueue at once.
+//
+// The hand-off is the cheapest we found to be correct: a preallocated ring of task slots
+// (enqueue moves the task into a slot: no allocation here), a small lock among producers only,
+// release/acquire counters (`enqueued_`, `completed_`) that the worker and the waiters poll,
+// and a futex doorbell on each side that is rung only when somebody announced they sleep on it
+// (common/sleeper.h). A thread wake-up costs ~10 us on our
+// 2-core VMs: a host thread issuing collectives one by one used to pay a condition variable
+// signal, a mutex hand-off and a deque node per call. Like every wait in trnccl, the worker and
+// the waiters poll briefly (Backoff) before they block, and their sleeps are bounded. When the
+// ring is full, enqueue waits for the worker to free a slot (CUDA's launch queue does the same).
 //
 // A task that returns an error puts the stream in a sticky error state: every later task is
 // skipped (its onSkip callback, if any, is told why) and synchronize() reports the error.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "common/status.h"
+#include "common/wait.h"
 #include "device/device_api.h"
 
 namespace trnccl::device {
@@ -51,6 +57,9 @@ class Stream {
   // The stream whose worker is the calling thread, or nullptr on other threads.
   static Stream* current();
 
+  // Task slots in the ring: enqueue waits when this many are pending.
+  static constexpr uint64_t kSlots = 1024;
+
  private:
   struct Work {
     Task task;
@@ -59,20 +68,22 @@ class Stream {
 
   void workerLoop();
   void runOne(Work& work);
-  // Polls without the lock until `done()` or the backoff says to block; true if done.
+  // Polls `done()` briefly, then sleeps on `bell` (announced, bounded) until it holds.
   template <typename Done>
-  static bool pollBriefly(Done done);
+  static void waitUntil(Doorbell& bell, Done done);
 
   const int device_;
-  std::mutex mutex_;
-  std::condition_variable workReady_;  // worker waits: queue non-empty or stopping
-  std::condition_variable progress_;   // waiters: completed_ advanced
-  std::deque<Work> queue_;
-  // Written under mutex_; atomic so that the brief polls can read them without it.
-  std::atomic<uint64_t> enqueued_{0};   // tasks ever enqueued
-  std::atomic<uint64_t> completed_{0};  // tasks run or skipped, a prefix of the enqueued ones
-  bool stopping_ = false;
-  Status error_;        // sticky: the first failed task's Status
+  std::unique_ptr<Work[]> slots_;  // task i lives in slots_[i % kSlots]
+  std::mutex enqueueMutex_;        // among producers only
+  // Tasks ever enqueued (written under enqueueMutex_) and tasks run or skipped (a prefix of
+  // them, written by the worker).
+  std::atomic<uint64_t> enqueued_{0};
+  std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> stopping_{false};
+  Doorbell workBell_;  // the worker sleeps here: producers wake it
+  Doorbell doneBell_;  // waiters sleep here: the worker wakes them
+  mutable std::mutex errorMutex_;
+  Status error_;        // sticky: the first failed task's Status (written by the worker)
   std::thread worker_;  // last: starts once the state above is constructed
 };
 

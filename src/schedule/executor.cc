@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/sleeper.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::schedule {
 namespace {
@@ -213,7 +215,7 @@ Status checkLinks(const ExecContext& ctx) {
   return Status::ok();
 }
 
-// Waits until `ready()` is true, polling with `poll` and sleeping on the doorbell in between;
+// Waits until `ready()` is true, polling with `poll` and waiting (waiting.h) in between;
 // fails on abort, deadline or a dead peer.
 template <typename Poll, typename Ready>
 Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll poll,
@@ -256,8 +258,21 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
       nextPeerCheck = Clock::now() + kPeerCheckEvery;
     }
     if (backoff.next()) continue;
+    // Announce the sleep, then poll once more: shm LL senders ring only announced sleepers.
+    DoorbellSleeper sleeper(*ctx.bell);
+    TRN_TRY(poll(progressed));
+    if (ready()) return Status::ok();
+    if (progressed) {
+      backoff.reset();
+      continue;
+    }
+    // On the peers' sockets when they are all TCP, else on the doorbell (waiting.h).
+    thread_local std::vector<Connection*> waitOn;
+    waitOn.clear();
+    for (int p : peers) waitOn.push_back(ctx.conns[p]);
     auto left = ctx.deadline.remaining();
-    ctx.bell->sleep(seen, std::min<std::chrono::microseconds>(left, kMaxSleep));
+    transport::waitForNews(waitOn, sleeper, seen,
+                           std::min<std::chrono::microseconds>(left, kMaxSleep));
   }
 }
 

@@ -63,7 +63,9 @@ TEST(Register, RefusesBadArgumentsWithAMessage) {
   EXPECT_NE(lastError().find("not memory of trncclMemAlloc"), std::string::npos) << lastError();
 }
 
-// Counts below the zero-copy threshold (every piece would go through the FIFO), out of place
+// Counts below the zero-copy threshold (every piece would go through the FIFO) and above the LL
+// protocol's (TRNCCL_SHM_LL_THRESHOLD, 512 B: messages that small are copied into LL lines,
+// registered or not, being faster so), out of place
 // and in place, under the ring and under the tuner's own choice: unregistered, the FIFOs carry
 // the payload; registered, no byte is copied through them and the result is the same.
 TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
@@ -71,7 +73,7 @@ TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
   Ranks& ranks = Ranks::get(n);
   for (const char* algo : {"ring", ""}) {
     if (*algo != 0) setenv("TRNCCL_ALGO", algo, 1);
-    for (size_t count : {size_t{1}, size_t{1000}, size_t{20001}}) {
+    for (size_t count : {size_t{1000}, size_t{20001}}) {
       for (bool inPlace : {false, true}) {
         for (bool registered : {false, true}) {
           SCOPED_TRACE(::testing::Message()

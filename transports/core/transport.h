@@ -99,6 +99,16 @@ class Connection {
   // communicator, at a low rate, while it waits on others. A host-local transport has no link
   // of its own to lose (a dead local peer reaches every rank through the bootstrap): OK.
   virtual Status checkLink() { return Status::ok(); }
+
+  // Waiting (waiting.h). Descriptors that turn readable (poll(2) POLLIN) when this connection
+  // has news, so that a waiter whose connections all have some blocks on them instead of the
+  // doorbell: a TCP connection's socket, which the executor reads itself. None (the default):
+  // the connection rings the doorbell.
+  virtual void wakeFds(std::vector<int>& fds) const { (void)fds; }
+  // After poll(2) saw one of wakeFds() readable: clears what is now noticed.
+  virtual void woke() {}
+  // Before a waiter sleeps on the doorbell instead: news from now on must ring it.
+  virtual void armDoorbell() {}
   virtual int peer() const = 0;
   virtual const char* transportName() const = 0;
 };

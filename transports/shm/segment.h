@@ -41,6 +41,7 @@ struct alignas(kCacheLine) FifoCtrl {
   alignas(kCacheLine) std::atomic<uint64_t> ack{0};   // descriptors consumed (receiver writes)
   alignas(kCacheLine) int32_t senderRank = -1;        // set by the owner at creation
   uint32_t receiverCaps = 0;                          // RecvCaps, set by the owner at setup
+  uint32_t llThreshold = 0;  // LL protocol up to this many bytes (ll.h), set by the owner
 };
 
 struct SegmentHeader {

@@ -49,12 +49,24 @@ ShmConnection::ShmConnection(PeerLink link)
       inCtrl_(link_.own->ctrl(link_.inSlot)),
       inData_(link_.own->data(link_.inSlot)),
       inCap_(link_.own->fifoBytes()),
+      outLlThreshold_(outCtrl_->llThreshold),
+      inLlThreshold_(inCtrl_->llThreshold),
+      llOut_(llArea(outData_, outCap_, outLlThreshold_), peerBell_),
+      llIn_(llArea(inData_, inCap_, inLlThreshold_), peerBell_, link_.peer),
       outSync_(link_.own->header()->commHash, link_.peer, link_.outSlot),
       inSync_(link_.own->header()->commHash, link_.self, link_.inSlot) {
   if (!link_.sameProcess) pidfd_.reset(openPidfd(link_.peerPid));
-  // Only this rank writes its outbound FIFO, and it has published nothing yet. (The inbound
-  // one was touched when this rank created its segment.)
+  // The LL areas take the end of each FIFO's data region; the record rings keep the rest.
+  LlArea outLl = llArea(outData_, outCap_, outLlThreshold_);
+  LlArea inLl = llArea(inData_, inCap_, inLlThreshold_);
+  outCap_ -= llAreaBytes(outLlThreshold_, outCap_);
+  inCap_ -= llAreaBytes(inLlThreshold_, inCap_);
+  outLlThreshold_ = static_cast<uint32_t>(std::min<uint64_t>(outLlThreshold_, outLl.maxBytes()));
+  inLlThreshold_ = static_cast<uint32_t>(std::min<uint64_t>(inLlThreshold_, inLl.maxBytes()));
+  // Only this rank writes its outbound FIFO and LL lines, and it has published nothing yet.
+  // (The inbound ones were touched when this rank created its segment.)
   touchPages(outData_, outCap_);
+  touchPages(reinterpret_cast<std::byte*>(outLl.lines), outLl.count * sizeof(uint64_t));
 }
 
 const char* ShmConnection::sendMode() const {
@@ -72,7 +84,10 @@ const char* ShmConnection::sendMode() const {
 
 Status ShmConnection::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(send_.begin(tag, bytes));
-  beginPending_ = bytes != 0;
+  llSend_ = bytes != 0 && bytes <= outLlThreshold_;
+  beginPending_ = bytes != 0 && !llSend_;
+  if (bytes != 0) ++sendIndex_;
+  if (llSend_) llOut_.begin(tag, bytes, sendIndex_);
   return Status::ok();
 }
 
@@ -123,6 +138,11 @@ void ShmConnection::publishHead() {
 Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   size_t offered = send_.clamp(bytes);
   if (offered == 0) return size_t{0};
+  if (llSend_) {
+    size_t taken = llOut_.write(static_cast<const std::byte*>(src), offered, send_.moved());
+    send_.advance(taken);
+    return taken;
+  }
   uint64_t tail = outCtrl_->tail.load(std::memory_order_acquire);
   outSync_.acquired();
   uint64_t room = outCap_ - (head_ - tail);
@@ -150,6 +170,7 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
     begin.kind = static_cast<uint32_t>(RecordKind::kBegin);
     begin.bytes = send_.bytes();
     begin.a = send_.tag();
+    begin.b = sendIndex_;
     writeRecord(begin);
     beginPending_ = false;
   }
@@ -177,7 +198,10 @@ Result<bool> ShmConnection::sendDone() {
 
 Status ShmConnection::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(recv_.begin(tag, bytes));
-  headerSeen_ = bytes == 0;
+  llRecv_ = bytes != 0 && bytes <= inLlThreshold_;
+  headerSeen_ = bytes == 0 || llRecv_;
+  if (bytes != 0) ++recvIndex_;
+  if (llRecv_) llIn_.begin(bytes);
   return Status::ok();
 }
 
@@ -277,6 +301,14 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
 }
 
 Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
+  if (llRecv_) {
+    if (recv_.complete()) return size_t{0};
+    Result<size_t> n = llIn_.read(recv_.clamp(max), recv_.moved(), recv_.tag(), consume);
+    if (!n) return n;
+    recv_.advance(*n);
+    if (*n == 0 && !llIn_.headerSeen()) TRN_TRY(checkOtherPath());
+    return n;
+  }
   size_t handed = 0;
   while (!recv_.complete() && handed < max) {
     if (cur_.remaining == 0) {
@@ -289,7 +321,28 @@ Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
     if (!n) return n.status();
     handed += *n;
   }
+  if (handed == 0 && !headerSeen_) TRN_TRY(checkOtherPath());
   return handed;
+}
+
+// The sender chose the path by its message size, the receiver by its own: when they straddle
+// the LL threshold the message would never arrive on the path polled. When idle before a
+// message's header, look for it on the other path, so the mismatch fails like any other header
+// mismatch instead of timing out.
+Status ShmConnection::checkOtherPath() {
+  Record record;
+  if (llRecv_) {
+    uint64_t head = inCtrl_->head.load(std::memory_order_acquire);
+    inSync_.acquired();
+    if (head - tail_ < kRecordBytes) return Status::ok();
+    std::memcpy(&record, inData_ + tail_ % inCap_, kRecordBytes);
+    if (record.kind != static_cast<uint32_t>(RecordKind::kBegin) || record.b != recvIndex_) {
+      return Status::ok();
+    }
+  } else if (!llIn_.peekNext(recvIndex_, record)) {
+    return Status::ok();
+  }
+  return checkBegin(record);
 }
 
 Status ShmConnection::checkPeer() {

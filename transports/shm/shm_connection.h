@@ -15,6 +15,9 @@
 // (release) and rings the sender's doorbell so it sees the room. After the last byte of a
 // descriptor is consumed the receiver bumps `ack`: the sender's sendDone() waits for every
 // descriptor it issued to be acknowledged before the caller may reuse the source buffer.
+//
+// Small messages (up to the receiver's TRNCCL_SHM_LL_THRESHOLD) skip all of that and travel by
+// the low-latency protocol at the end of the FIFO's memory, at most a quarter of it (ll.h).
 #pragma once
 
 #include <sys/types.h>
@@ -26,6 +29,7 @@
 #include "common/fd_guard.h"
 #include "transports/core/message.h"
 #include "transports/core/transport.h"
+#include "transports/shm/ll.h"
 #include "transports/shm/record.h"
 #include "transports/shm/segment.h"
 #include "transports/shm/tsan_sync.h"
@@ -87,6 +91,7 @@ class ShmConnection final : public Connection {
   Status checkData(const Record& record) const;
   Expected expected() const { return {recv_.tag(), recv_.bytes(), recv_.moved(), inCap_}; }
   Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
+  Status checkOtherPath();
   Result<const std::byte*> descriptorBytes(size_t bytes);
   void publishTail();
   void acknowledge();
@@ -113,6 +118,15 @@ class ShmConnection final : public Connection {
   uint64_t acked_ = 0;
   bool headerSeen_ = true;
   Current cur_;
+  // The LL protocol (ll.h): messages of 1 .. threshold bytes; the receiver's threshold decides.
+  uint32_t outLlThreshold_;
+  uint32_t inLlThreshold_;
+  LlWriter llOut_;
+  LlReader llIn_;
+  bool llSend_ = false;     // the current outgoing message goes by LL
+  bool llRecv_ = false;     // the current incoming message comes by LL
+  uint64_t sendIndex_ = 0;  // messages begun with bytes, ever, by either path
+  uint64_t recvIndex_ = 0;
   std::vector<std::byte> scratch_;  // process_vm_readv target, allocated on first use
   FifoSync outSync_;                // for ThreadSanitizer only (tsan_sync.h)
   FifoSync inSync_;

@@ -7,6 +7,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "transports/core/setup.h"
+#include "transports/shm/ll.h"
 #include "transports/shm/segment.h"
 #include "transports/shm/shm_connection.h"
 #include "transports/shm/zero_copy.h"
@@ -64,6 +65,12 @@ Status Setup::createOwn() {
                       peers_.data(), static_cast<uint32_t>(peers_.size()), bytes);
   if (!segment) return segment.status();
   own_ = std::move(*segment);
+  Result<uint32_t> ll = llThresholdFromEnv();
+  if (!ll) return ll.status();
+  for (uint32_t slot = 0; slot < own_->slots(); ++slot) {
+    own_->ctrl(slot)->llThreshold = *ll;
+    initLlArea(own_->data(slot), bytes, *ll);
+  }
   TRN_INFO(kShm, "shm: rank {} created {} with {} FIFOs of {} bytes", ctx_.rank, own_->name(),
            peers_.size(), bytes);
   return Status::ok();
@@ -120,9 +127,11 @@ std::vector<std::unique_ptr<Connection>> Setup::makeConnections(const std::vecto
     link.locate = ctx_.locate;
     link.registered = ctx_.registered;
     auto connection = std::make_unique<ShmConnection>(std::move(link));
-    TRN_INFO(kShm, "shm: rank {} -> rank {} (pid {}): {}, threshold {} bytes, FIFO {} bytes",
+    TRN_INFO(kShm,
+             "shm: rank {} -> rank {} (pid {}): {}, threshold {} bytes, FIFO {} bytes, LL up to {} "
+             "bytes",
              ctx_.rank, peers_[i], hello.pid, connection->sendMode(), zcopy,
-             remote_[i]->fifoBytes());
+             remote_[i]->fifoBytes(), remote_[i]->ctrl(outSlots_[i])->llThreshold);
     connections.push_back(std::move(connection));
   }
   return connections;

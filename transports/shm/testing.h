@@ -2,6 +2,7 @@
 // creation. Cheap enough to stay in production builds (relaxed atomic increments).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -17,6 +18,7 @@ enum class Event {
   kArenaDescriptors,    // device arena mapped from a peer process
   kCmaDescriptors,      // process_vm_readv from a peer process
   kRegisteredPieces,    // sent by descriptor below the threshold: registered (sender's count)
+  kLlMessages,          // small messages by the LL protocol (ll.h)
   kCount
 };
 using Counters = transport::Counters<Event>;
@@ -26,5 +28,10 @@ inline Counters& counters() { return Counters::process(); }
 using SegmentHook = std::function<void(int fd, const std::string& name)>;
 void setSegmentCreatedHook(SegmentHook hook);
 void runSegmentCreatedHook(int fd, const std::string& name);
+
+// The sequence number of the first LL message of segments created from now on (default 1), so
+// a test reaches the wrap of the 32-bit sequence in a few messages. 0 restores the default.
+void setLlFirstSeq(uint32_t seq);
+uint32_t llFirstSeq();
 
 }  // namespace trnccl::transport::shm::testing

@@ -1,9 +1,13 @@
 #include "transports/tcp/link.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 
 #include "common/log.h"
 
@@ -11,6 +15,8 @@ namespace trnccl::transport::tcp {
 namespace {
 
 using boost::system::error_code;
+
+constexpr auto kRepoll = std::chrono::microseconds(8);
 
 std::array<asio::mutable_buffer, 2> buffersOf(const Pieces& pieces) {
   return {asio::buffer(pieces.part[0].data(), pieces.part[0].size()),
@@ -25,6 +31,7 @@ Link::Link(asio::io_context& io, int peer, Doorbell* bell, size_t ringBytes,
     : io_(io),
       peer_(peer),
       bell_(bell),
+      wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
       ringBytes_(ringBytes),
       control_(std::move(control)),
       ticker_(io),
@@ -46,16 +53,7 @@ Pieces Link::piecesOf(Ring& ring, uint64_t from, uint64_t bytes) const {
 
 // ---- I/O thread ----
 
-void Link::start() {
-  for (size_t s = 0; s < streams_.size(); ++s) {
-    {
-      std::lock_guard lock(streams_[s]->mutex);
-      streams_[s]->reading = true;
-    }
-    startRead(s);
-  }
-  startControl();
-}
+void Link::start() { startControl(); }
 
 void Link::close() {
   closed_ = true;
@@ -93,57 +91,27 @@ void Link::onWritten(size_t s, const error_code& ec, size_t bytes) {
     std::lock_guard lock(st.mutex);
     st.out.tail += bytes;
   }
-  bell_->ring();  // room for the sender
+  notify();  // room for the sender
   startWrite(s);
 }
 
-void Link::startRead(size_t s) {
+// Watches stream s until it turns readable. The reactor is edge-triggered, so bytes that
+// arrived before the wait was queued would not complete it: look once after queueing it.
+void Link::startWatch(size_t s) {
   if (closed_) return;
   Stream& st = *streams_[s];
-  bool allocated;
-  Pieces room;
-  {
-    std::lock_guard lock(st.mutex);
-    allocated = st.in.data != nullptr;
-    if (allocated) {
-      uint64_t free = ringBytes_ - (st.in.head - st.in.tail);
-      if (free == 0) {
-        st.reading = false;  // parked until release() posts us again
-        return;
-      }
-      room = piecesOf(st.in, st.in.head, free);
-    }
-  }
-  if (!allocated) {
-    auto ready = [self = shared_from_this(), s](const error_code& ec) {
-      if (self->closed_) return;
-      if (ec) return self->onError(s, ec);
-      Stream& st = *self->streams_[s];
-      {
-        std::lock_guard lock(st.mutex);
-        st.in.data = std::make_unique<std::byte[]>(self->ringBytes_);  // zeroed: see writable()
-      }
-      self->startRead(s);
-    };
-    st.socket.async_wait(tcp::socket::wait_read, std::move(ready));
-    return;
-  }
-  st.socket.async_read_some(
-      buffersOf(room),
-      [self = shared_from_this(), s](const error_code& ec, size_t n) { self->onRead(s, ec, n); });
-}
-
-void Link::onRead(size_t s, const error_code& ec, size_t bytes) {
-  if (closed_) return;
-  if (ec) return onError(s, ec);
-  heard_.touch();
-  Stream& st = *streams_[s];
-  {
-    std::lock_guard lock(st.mutex);
-    st.in.head += bytes;
-  }
-  bell_->ring();  // data for the receiver
-  startRead(s);
+  st.socket.async_wait(tcp::socket::wait_read,
+                       [self = shared_from_this(), s](const error_code& ec) {
+                         if (self->closed_ || ec == asio::error::operation_aborted) return;
+                         {
+                           std::lock_guard lock(self->streams_[s]->mutex);
+                           self->streams_[s]->watching = false;
+                         }
+                         if (ec) return self->onError(s, ec);
+                         self->notify();
+                       });
+  pollfd p{st.socket.native_handle(), POLLIN, 0};
+  if (::poll(&p, 1, 0) > 0) notify();
 }
 
 // Records the failure and wakes the executor, which learns it from recvSome/sendDone/checkPeer
@@ -155,7 +123,7 @@ void Link::onError(size_t s, const error_code& ec) {
       std::lock_guard lock(st.mutex);
       st.eof = true;
     }
-    bell_->ring();
+    notify();
     return;
   }
   fail(Status(
@@ -171,7 +139,13 @@ void Link::fail(Status status) {
     if (failure_.isOk()) failure_ = std::move(status);
     failed_.store(true, std::memory_order_release);
   }
+  notify();
+}
+
+void Link::notify() {
   bell_->ring();
+  uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_.get(), &one, sizeof(one));  // full: already due
 }
 
 // ---- executor's thread ----
@@ -214,22 +188,98 @@ void Link::commit(size_t s, size_t bytes) {
   asio::post(io_, [self = shared_from_this(), s] { self->startWrite(s); });
 }
 
-Pieces Link::readable(size_t s) {
+// Reads what the socket holds into the free space of the inbound ring, without blocking.
+error_code Link::pull(Stream& st) {
+  // Zero-filled, so every page is mapped now (see writable()).
+  if (st.in.data == nullptr) st.in.data = std::make_unique<std::byte[]>(ringBytes_);
+  const uint64_t free = ringBytes_ - (st.in.head - st.in.tail);
+  if (free == 0 || st.eof) return {};
+  // A spinning executor polls many times a microsecond; a system call each time would stretch
+  // its spin from a few microseconds to a hundred and keep the core its peer needs (and a
+  // socket wake-up tends to put the reader on the writer's core). An empty socket is read
+  // again after kRepoll; waitForNews's poll(2) sees bytes that arrive meanwhile at once.
+  const auto now = Clock::now();
+  if (now < st.nextPull) return {};
+  Pieces room = piecesOf(st.in, st.in.head, free);
+  std::array<iovec, 2> iov = {iovec{room.part[0].data(), room.part[0].size()},
+                              iovec{room.part[1].data(), room.part[1].size()}};
+  msghdr msg{};
+  msg.msg_iov = iov.data();
+  msg.msg_iovlen = room.part[1].empty() ? 1 : 2;
+  ssize_t n = ::recvmsg(st.socket.native_handle(), &msg, MSG_DONTWAIT);
+  if (n > 0) {
+    st.in.head += static_cast<uint64_t>(n);
+    heard_.touch();
+    return {};
+  }
+  if (n == 0) {
+    st.eof = true;
+    return {};
+  }
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+    st.nextPull = now + kRepoll;
+    return {};
+  }
+  return error_code(errno, boost::system::system_category());
+}
+
+Pieces Link::readable(size_t s, size_t want) {
   Stream& st = *streams_[s];
-  std::lock_guard lock(st.mutex);
-  return piecesOf(st.in, st.in.tail, st.in.head - st.in.tail);
+  error_code ec;
+  Pieces data;
+  {
+    std::lock_guard lock(st.mutex);
+    if (st.in.head - st.in.tail < want) ec = pull(st);
+    data = piecesOf(st.in, st.in.tail, st.in.head - st.in.tail);
+  }
+  if (ec) onError(s, ec);
+  return data;
 }
 
 void Link::release(size_t s, size_t bytes) {
   Stream& st = *streams_[s];
-  bool kick = false;
+  std::lock_guard lock(st.mutex);
+  st.in.tail += bytes;
+}
+
+Status Link::probe() {
+  for (size_t s = 0; s < streams_.size(); ++s) {
+    Stream& st = *streams_[s];
+    std::byte byte;
+    ssize_t n = ::recv(st.socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) {
+      std::lock_guard lock(st.mutex);
+      st.eof = true;
+    } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      onError(s, error_code(errno, boost::system::system_category()));
+    }
+  }
+  return failed() ? failure() : Status::ok();
+}
+
+int Link::socketFd(size_t s) {
+  Stream& st = *streams_[s];
+  std::lock_guard lock(st.mutex);
+  return st.eof ? -1 : st.socket.native_handle();
+}
+
+void Link::wokeUp() {
+  uint64_t count;
+  [[maybe_unused]] ssize_t n = ::read(wake_.get(), &count, sizeof(count));
+  for (auto& stream : streams_) {
+    std::lock_guard lock(stream->mutex);
+    stream->nextPull = {};
+  }
+}
+
+void Link::watch(size_t s) {
+  Stream& st = *streams_[s];
   {
     std::lock_guard lock(st.mutex);
-    st.in.tail += bytes;
-    kick = !st.reading && !st.eof;
-    st.reading = true;
+    if (st.watching || st.eof) return;
+    st.watching = true;
   }
-  if (kick) asio::post(io_, [self = shared_from_this(), s] { self->startRead(s); });
+  asio::post(io_, [self = shared_from_this(), s] { self->startWatch(s); });
 }
 
 bool Link::flushed() {

@@ -1,14 +1,19 @@
-// The sockets to one peer and their staging rings: the half of a TCP connection that the I/O
-// thread drives.
+// The sockets to one peer and their staging rings.
 //
 // Each socket (a stream) has an outbound ring, filled by the executor's thread and written to
 // the socket by that thread while the socket is idle (commit()) or else by the I/O thread, and
-// an inbound ring, filled from the socket by the I/O thread and consumed by the executor's
-// thread. The ring positions and the writing/reading flags are
-// guarded by the stream's mutex; the bytes themselves are copied outside it (the producer only
-// touches free space, the consumer only published bytes). The I/O thread rings the doorbell
-// whenever bytes arrive, room frees up, or a socket fails, and parks a direction when its ring
-// is empty (write) or full (read); the executor's side posts it back to work.
+// an inbound ring, which the executor's thread fills from the socket itself (non-blocking
+// reads in readable()) and consumes: a received message reaches the executor without waking
+// another thread. The ring positions and the writing flag are guarded by the stream's mutex;
+// the bytes themselves are copied outside it (the producer only touches free space, the
+// consumer only published bytes). The I/O thread notifies (rings the doorbell and the link's
+// event fd) whenever room frees up or a socket fails, and parks the write side when its ring
+// is empty; the executor's side posts it back to work.
+//
+// Waiting: an executor whose connections are all TCP blocks in poll(2) on the sockets it
+// expects bytes from and on the event fd (wakeFd()). One waiting on the doorbell instead (it
+// also waits for shm or libfabric) first asks the I/O thread to watch the socket (watch()),
+// which then rings the doorbell once bytes arrive.
 //
 // Liveness (transports/core/liveness.h): besides the data sockets, a control socket carries
 // only heartbeats (link_control.cc). The I/O thread writes one every heartbeat interval and
@@ -33,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fd_guard.h"
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/core/liveness.h"
@@ -68,16 +74,31 @@ class Link : public std::enable_shared_from_this<Link> {
   const std::string& name(size_t s) const { return streams_[s]->name; }
 
   // ---- I/O thread ----
-  void start();  // starts reading every socket, and the heartbeats
+  void start();  // starts the heartbeats
   void close();  // closes every socket; afterwards no handler touches the doorbell
 
   // ---- executor's thread ----
-  Pieces writable(size_t s);             // free space of stream s's outbound ring
-  void commit(size_t s, size_t bytes);   // publishes bytes copied into writable()
-  Pieces readable(size_t s);             // received bytes of stream s not yet released
+  Pieces writable(size_t s);            // free space of stream s's outbound ring
+  void commit(size_t s, size_t bytes);  // publishes bytes copied into writable()
+  // Received bytes of stream s not yet released; reads the socket first (non-blocking) when
+  // fewer than `want` are there.
+  Pieces readable(size_t s, size_t want);
   void release(size_t s, size_t bytes);  // frees the first `bytes` of readable()
-  bool flushed();                        // every committed byte was written to its socket
-  bool atEof(size_t s);                  // the peer closed stream s: readable() stops growing
+  // Looks for an end of file or a reset on every socket without taking any byte; the link's
+  // failure, or OK.
+  Status probe();
+  // What a waiter may poll(2) for POLLIN: stream s's socket (-1 once at end of file), and the
+  // event fd the I/O thread writes when room frees up or the link fails.
+  int socketFd(size_t s);
+  int wakeFd() const { return wake_.get(); }
+  // After poll(2) saw one of the descriptors readable: drains the event fd, and the next
+  // readable() reads the sockets at once.
+  void wokeUp();
+  // Until bytes arrive on stream s, the I/O thread watches its socket and rings the doorbell
+  // when they do (for a waiter that sleeps on the doorbell).
+  void watch(size_t s);
+  bool flushed();        // every committed byte was written to its socket
+  bool atEof(size_t s);  // the peer closed stream s: readable() stops growing
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   Status failure() const;  // the first hard socket error (EOF is not one), or a liveness timeout
   // The link's failure, failing it first if it has been silent for longer than the liveness
@@ -97,18 +118,21 @@ class Link : public std::enable_shared_from_this<Link> {
     std::mutex mutex;
     Ring out;
     Ring in;
-    bool writing = false;  // a write is in flight or posted (stays set after an error)
-    bool reading = false;  // a read or wait is in flight or posted (stays set after an error)
+    bool writing = false;   // a write is in flight or posted (stays set after an error)
+    bool watching = false;  // a wait for readable bytes is posted (watch())
     bool eof = false;
+    // The executor's next read of an empty socket, not before (pull()); reset by wokeUp().
+    Clock::time_point nextPull{};
   };
 
   Pieces piecesOf(Ring& ring, uint64_t from, uint64_t bytes) const;
   void startWrite(size_t s);
-  void startRead(size_t s);
+  boost::system::error_code pull(Stream& st);  // stream mutex held
+  void startWatch(size_t s);
   void onWritten(size_t s, const boost::system::error_code& ec, size_t bytes);
-  void onRead(size_t s, const boost::system::error_code& ec, size_t bytes);
   void onError(size_t s, const boost::system::error_code& ec);
   void fail(Status status);  // records the first failure, wakes the executor
+  void notify();             // rings the doorbell and the event fd
 
   // link_control.cc
   void startControl();
@@ -122,6 +146,7 @@ class Link : public std::enable_shared_from_this<Link> {
   asio::io_context& io_;
   const int peer_;
   Doorbell* const bell_;
+  FdGuard wake_;  // eventfd: the I/O thread's news for a waiter in poll(2)
   const size_t ringBytes_;
   std::vector<std::unique_ptr<Stream>> streams_;
   bool closed_ = false;  // I/O thread only

@@ -28,6 +28,7 @@ using boost::system::error_code;
 
 // Measured on the 2-core CI machine over loopback, see tcp_transport.h.
 constexpr uint32_t kDefaultSockets = 1;
+constexpr int64_t kMaxSocketBuffer = int64_t{1} << 30;
 
 net::ListenerOptions listenerOptions(const SetupContext& ctx) {
   return {.name = fmt::format("tcp: rank {}", ctx.rank),
@@ -177,6 +178,12 @@ Result<std::vector<PeerSockets>> Setup::rehome(asio::io_context& target) {
       }
       peer.sockets.push_back(std::move(moved));
     }
+    // The data sockets' buffers (TCP_NODELAY is set by the handshake on both ends already).
+    for (size_t i = 0; bufferBytes_ > 0 && i + 1 < peer.sockets.size(); ++i) {
+      error_code ignored;  // the kernel clamps to net.core.[rw]mem_max; nothing to fail on
+      peer.sockets[i].set_option(asio::socket_base::send_buffer_size(bufferBytes_), ignored);
+      peer.sockets[i].set_option(asio::socket_base::receive_buffer_size(bufferBytes_), ignored);
+    }
     peer.control.emplace(std::move(peer.sockets.back()));
     peer.sockets.pop_back();
     TRN_INFO(kNet, "tcp: rank {} <-> rank {}: {} socket(s) + control, {}, heartbeat every {} ms",
@@ -192,6 +199,9 @@ Result<std::vector<PeerSockets>> Setup::run(asio::io_context* target) {
   Result<uint32_t> nsocks = socketsPerPeer();
   if (local && !nsocks) local = nsocks.status();
   if (local) nsocks_ = *nsocks;
+  Result<int> buffers = socketBufferBytes();
+  if (local && !buffers) local = buffers.status();
+  if (local) bufferBytes_ = *buffers;
   if (local) local = openListener();
   liveness_ = std::min(livenessTimeout(), std::chrono::milliseconds(UINT32_MAX));
   ListenAddress mine;
@@ -217,6 +227,14 @@ Result<uint32_t> socketsPerPeer() {
     return invalidArgument("tcp: TRNCCL_SOCKET_NSOCKS={} is outside [1, {}]", n, kMaxSockets);
   }
   return static_cast<uint32_t>(n);
+}
+
+Result<int> socketBufferBytes() {
+  int64_t n = env::getInt("TRNCCL_SOCKET_BUFSIZE", 0);
+  if (n < 0 || n > kMaxSocketBuffer) {
+    return invalidArgument("tcp: TRNCCL_SOCKET_BUFSIZE={} is outside [0, {}]", n, kMaxSocketBuffer);
+  }
+  return static_cast<int>(n);
 }
 
 Result<std::vector<PeerSockets>> establish(SetupContext& ctx, const std::vector<int>& peers,

@@ -31,7 +31,7 @@ inline constexpr int kMaxPendingHandshakes = 32;
 
 struct PeerSockets {
   int peer = -1;
-  std::vector<boost::asio::ip::tcp::socket> sockets;    // data; handshake done, TCP_NODELAY set
+  std::vector<boost::asio::ip::tcp::socket> sockets;    // data; handshake done, options set
   std::vector<std::string> names;                       // the peer's address of each socket
   std::optional<boost::asio::ip::tcp::socket> control;  // the heartbeats' socket
   std::chrono::milliseconds heartbeat{0};               // the pair's interval (liveness.h); 0: none
@@ -40,6 +40,10 @@ struct PeerSockets {
 
 // Sockets per peer from TRNCCL_SOCKET_NSOCKS (default kDefaultSockets), or an error.
 Result<uint32_t> socketsPerPeer();
+
+// SO_SNDBUF and SO_RCVBUF of every data socket from TRNCCL_SOCKET_BUFSIZE (bytes; 0, the
+// default: the kernel's autotuning, as NCCL and Gloo leave it), or an error.
+Result<int> socketBufferBytes();
 
 // Collective. Connects to every rank in `peers` and returns their sockets, indexed like
 // `peers`, moved onto `target` (which may be null when `peers` is empty).

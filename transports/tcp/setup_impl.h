@@ -85,6 +85,7 @@ class Setup {
   net::Listener listener_;
   boost::asio::steady_timer deadline_{io_};
   uint32_t nsocks_ = 0;
+  int bufferBytes_ = 0;                    // TRNCCL_SOCKET_BUFSIZE
   std::chrono::milliseconds liveness_{0};  // this rank's liveness timeout
   std::vector<Slot> slots_;                // indexed like peers_
   std::vector<int> slotOf_;                // by rank; -1: not a tcp peer

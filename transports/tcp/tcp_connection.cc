@@ -133,7 +133,7 @@ Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk)
 
 // Reads and checks the header of `chunk`; false when it has not fully arrived.
 Result<bool> TcpConnection::readHeader(const Chunk& chunk) {
-  Pieces data = link_->readable(chunk.stream);
+  Pieces data = link_->readable(chunk.stream, sizeof(FrameHeader));
   if (data.bytes() < sizeof(FrameHeader)) return false;
   FrameHeader header;
   copyFrom(data, &header, sizeof(header));
@@ -144,7 +144,7 @@ Result<bool> TcpConnection::readHeader(const Chunk& chunk) {
 }
 
 size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consume) {
-  Pieces data = link_->readable(stream);
+  Pieces data = link_->readable(stream, bytes);
   size_t handed = 0;
   for (const auto& part : data.part) {
     size_t n = std::min(bytes - handed, part.size());
@@ -184,7 +184,7 @@ Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
 Status TcpConnection::starved(size_t s, size_t need) {
   if (link_->failed()) return link_->failure();
   // EOF is recorded after the last byte was published: read what is there once more.
-  if (!link_->atEof(s) || link_->readable(s).bytes() >= need) return Status::ok();
+  if (!link_->atEof(s) || link_->readable(s, need).bytes() >= need) return Status::ok();
   return Status(Code::kRemoteError,
                 fmt::format("tcp: connection to rank {} ({}) closed: end of file, with {} of {} "
                             "bytes of message tag {:#x} still to come",
@@ -193,11 +193,30 @@ Status TcpConnection::starved(size_t s, size_t need) {
 }
 
 Status TcpConnection::checkPeer() {
+  TRN_TRY(link_->probe());  // a reset or end of file on a socket we are not reading now
   if (!recv_.complete()) {
     Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
     TRN_TRY(starved(chunk.stream, headerSeen_ ? 1 : sizeof(FrameHeader)));
   }
   return link_->liveness();  // the link's failure, or a liveness timeout
+}
+
+// ---- waiting (transports/core/waiting.h) ----
+
+void TcpConnection::wakeFds(std::vector<int>& fds) const {
+  fds.push_back(link_->wakeFd());
+  // Only the socket the current message continues on: bytes of a later message waiting in
+  // another would keep poll(2) returning at once.
+  if (recv_.complete()) return;
+  if (int fd = link_->socketFd(chunkAt(recv_.moved(), recv_.bytes()).stream); fd >= 0) {
+    fds.push_back(fd);
+  }
+}
+
+void TcpConnection::woke() { link_->wokeUp(); }
+
+void TcpConnection::armDoorbell() {
+  if (!recv_.complete()) link_->watch(chunkAt(recv_.moved(), recv_.bytes()).stream);
 }
 
 }  // namespace trnccl::transport::tcp

@@ -1,5 +1,5 @@
 // A TCP connection: the executor's half. It frames messages into chunks (wire.h), copies them
-// into the link's outbound rings, and checks and hands out what the I/O thread received.
+// into the link's outbound rings, and reads, checks and hands out what arrives (link.h).
 //
 // A message is done for the sender once every byte was written to a socket (sendDone), not
 // merely staged: the communicator may be destroyed right after its last collective, and
@@ -30,7 +30,15 @@ class TcpConnection final : public Connection {
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
   size_t bufferBytes() const override { return bufferBytes_; }
   Status checkPeer() override;
-  Status checkLink() override { return link_->liveness(); }
+  void wakeFds(std::vector<int>& fds) const override;
+  void woke() override;
+  void armDoorbell() override;
+  // The link's failure or liveness timeout, after looking for a reset or end of file on its
+  // sockets (nobody reads a socket while no message is expected on it).
+  Status checkLink() override {
+    TRN_TRY(link_->probe());
+    return link_->liveness();
+  }
   int peer() const override { return link_->peer(); }
   const char* transportName() const override { return "tcp"; }
 

@@ -1,6 +1,9 @@
 // The TCP transport: reaches any peer. Each rank pair is joined by TRNCCL_SOCKET_NSOCKS
-// sockets (setup.h), driven by one background I/O thread per transport instance (io_thread.h,
-// link.h); messages are framed and checked as wire.h describes (tcp_connection.h).
+// sockets (setup.h). The executor's thread reads them itself and writes them while they are
+// idle; one background I/O thread per transport instance (io_thread.h, link.h) writes what
+// the socket did not take at once, runs the heartbeats and, for an executor that sleeps on the
+// doorbell, watches for arrivals. Messages are framed and checked as wire.h describes
+// (tcp_connection.h).
 //
 // Environment:
 //   TRNCCL_SOCKET_IFNAME   interfaces to listen on, NCCL syntax (transports/net/interfaces.h)
@@ -16,6 +19,16 @@
 //                          tested either way.
 //   TRNCCL_TCP_BUFFER_BYTES staging per peer and direction (default 4 MiB, at least 64 KiB per
 //                          socket); what bufferBytes() reports. Allocated when first used.
+//   TRNCCL_SOCKET_BUFSIZE  SO_SNDBUF and SO_RCVBUF of the data sockets, bytes (the kernel
+//                          doubles it and clamps it to net.core.wmem_max / rmem_max). Default
+//                          0: not set, the kernel autotunes (as NCCL and Gloo leave it); 4 MiB
+//                          made no difference beyond the noise of the loaded 2-core machine
+//                          (reduce_scatter_perf -b 1M -e 64M over tcp, 2 ranks).
+// Socket options set on every data socket: TCP_NODELAY (each message leaves at once; both ends,
+// at the handshake), the buffers above when asked. SO_BUSY_POLL is not set: a receiver
+// already polls its socket itself (non-blocking reads while it spins, link.h) before it
+// blocks in poll(2), and busy-polling in the kernel would take the core its peer needs on a
+// loopback machine with 2 cores.
 //
 // The transport's doorbell must outlive its connections: the I/O thread rings it until each
 // connection's destructor has closed its sockets.

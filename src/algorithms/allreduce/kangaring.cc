@@ -187,7 +187,7 @@ schedule::Schedule kangaRing(const CollArgs& a) {
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int chips = static_cast<int>(a.shape->chips.size());
   const int channels = static_cast<int>(std::min<size_t>(2, a.shape->chipRings.size()));
-  const double chain = 2 * (a.shape->ranksPerChip - 1) * m.chipLatencyUs;
+  const double chain = 2 * (a.shape->ranksPerChip - 1) * chipLink(m).latencyUs;
   return 2 * channelsRingPhase(chips, totalBytes(a), intraLink(m), channels) + chain;
 }
 

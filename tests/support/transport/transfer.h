@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/sleeper.h"
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/core/transport.h"
+#include "transports/core/waiting.h"
 
 namespace trnccl::transport::test {
 
@@ -31,54 +33,78 @@ struct RecvOp {
   size_t got = 0;
 };
 
+// One pass over every operation; sets `progress` and `finished`.
+inline Status drivePass(std::vector<SendOp>& sends, std::vector<RecvOp>& recvs, bool& progress,
+                        bool& finished) {
+  progress = false;
+  finished = true;
+  for (SendOp& op : sends) {
+    if (op.done) continue;
+    if (op.sent < op.bytes) {
+      Result<size_t> n = op.connection->sendSome(op.src + op.sent, op.bytes - op.sent);
+      if (!n) return n.status();
+      op.sent += *n;
+      progress |= *n > 0;
+    }
+    if (op.sent == op.bytes) {
+      Result<bool> done = op.connection->sendDone();
+      if (!done) return done.status();
+      op.done = *done;
+      progress |= op.done;
+    }
+    finished &= op.done;
+  }
+  for (RecvOp& op : recvs) {
+    if (op.got == op.bytes) continue;
+    size_t expectedOffset = op.got;
+    bool ordered = true;
+    Result<size_t> n = op.connection->recvSome(
+        op.bytes - op.got, [&](size_t offset, const std::byte* data, size_t bytes) {
+          ordered &= offset == expectedOffset;
+          std::memcpy(op.dst + offset, data, bytes);
+          expectedOffset += bytes;
+        });
+    if (!n) return n.status();
+    if (!ordered) return Status(Code::kInternalError, "consumer pieces out of order");
+    op.got += *n;
+    progress |= *n > 0;
+    finished &= op.got == op.bytes;
+  }
+  return Status::ok();
+}
+
 // Polls every operation like the executor: when a pass makes no progress, spin a little, then
-// sleep on the doorbell (snapshot taken before the pass, so no ring is lost).
+// announce a sleeper, poll once more and wait as the executor does (waiting.h: on TCP sockets,
+// else the doorbell; snapshot taken before the passes, so no ring is lost; shm LL senders ring
+// only announced sleepers). `sleep` bounds each wait: a missed wake-up costs that much, so tests
+// of wake-ups pass a long one.
 inline Status drive(Doorbell& bell, std::vector<SendOp>& sends, std::vector<RecvOp>& recvs,
-                    Deadline deadline = Deadline::after(60s)) {
+                    Deadline deadline = Deadline::after(60s),
+                    std::chrono::microseconds sleep = 1ms) {
   Backoff backoff;
   while (true) {
     uint32_t seen = bell.snapshot();
     bool progress = false;
     bool finished = true;
-    for (SendOp& op : sends) {
-      if (op.done) continue;
-      if (op.sent < op.bytes) {
-        Result<size_t> n = op.connection->sendSome(op.src + op.sent, op.bytes - op.sent);
-        if (!n) return n.status();
-        op.sent += *n;
-        progress |= *n > 0;
-      }
-      if (op.sent == op.bytes) {
-        Result<bool> done = op.connection->sendDone();
-        if (!done) return done.status();
-        op.done = *done;
-        progress |= op.done;
-      }
-      finished &= op.done;
-    }
-    for (RecvOp& op : recvs) {
-      if (op.got == op.bytes) continue;
-      size_t expectedOffset = op.got;
-      bool ordered = true;
-      Result<size_t> n = op.connection->recvSome(
-          op.bytes - op.got, [&](size_t offset, const std::byte* data, size_t bytes) {
-            ordered &= offset == expectedOffset;
-            std::memcpy(op.dst + offset, data, bytes);
-            expectedOffset += bytes;
-          });
-      if (!n) return n.status();
-      if (!ordered) return Status(Code::kInternalError, "consumer pieces out of order");
-      op.got += *n;
-      progress |= *n > 0;
-      finished &= op.got == op.bytes;
-    }
+    TRN_TRY(drivePass(sends, recvs, progress, finished));
     if (finished) return Status::ok();
     if (deadline.expired()) return Status(Code::kTimeout, "test: transfer timed out");
     if (progress) {
       backoff.reset();
-    } else if (!backoff.next()) {
-      bell.sleep(seen, 1ms);
+      continue;
     }
+    if (backoff.next()) continue;
+    DoorbellSleeper sleeper(bell);
+    TRN_TRY(drivePass(sends, recvs, progress, finished));
+    if (finished) return Status::ok();
+    if (progress) {
+      backoff.reset();
+      continue;
+    }
+    std::vector<Connection*> waitOn;
+    for (const SendOp& op : sends) waitOn.push_back(op.connection);
+    for (const RecvOp& op : recvs) waitOn.push_back(op.connection);
+    waitForNews(waitOn, sleeper, seen, std::min(sleep, deadline.remaining()));
   }
 }
 
@@ -142,6 +168,60 @@ inline Status exchangeStep(Doorbell& bell, int r, size_t step, size_t bytes, con
     fillPattern(expected, seedOf(links[i].first, r));
     if (in[i] != expected) {
       return internalError("rank {}: {} bytes from rank {} differ", r, bytes, links[i].first);
+    }
+  }
+  return Status::ok();
+}
+
+// Streams `count` messages to `peer` over `connection` while receiving `count` from it, back to
+// back: each direction begins its next message as soon as the current one is done, so a sender
+// may run ahead of its receiver by whatever the transport buffers. Message i has
+// sizeOf(i) bytes, its own tag and data; every byte is checked. The first error, or OK.
+template <typename SizeOf>
+Status streamMessages(Doorbell& bell, int r, int peer, Connection* connection, size_t count,
+                      SizeOf sizeOf, Deadline deadline = Deadline::after(60s)) {
+  auto tagOf = [](int from, size_t i) { return (uint64_t{i} << 16) | static_cast<uint64_t>(from); };
+  std::vector<std::byte> out, in, expected;
+  size_t sent = 0, received = 0;
+  std::vector<SendOp> sends;
+  std::vector<RecvOp> recvs;
+  auto beginSend = [&]() -> Status {
+    out.resize(sizeOf(sent));
+    fillPattern(out, tagOf(r, sent) * 7 + 1);
+    TRN_TRY(connection->beginSend(tagOf(r, sent), out.size()));
+    sends = {{connection, out.data(), out.size()}};
+    return Status::ok();
+  };
+  auto beginRecv = [&]() -> Status {
+    in.assign(sizeOf(received), std::byte{0xee});
+    TRN_TRY(connection->beginRecv(tagOf(peer, received), in.size()));
+    recvs = {{connection, in.data(), in.size()}};
+    return Status::ok();
+  };
+  TRN_TRY(beginSend());
+  TRN_TRY(beginRecv());
+  Backoff backoff;
+  while (sent < count || received < count) {
+    uint32_t seen = bell.snapshot();
+    bool progress = false, finished = false;
+    TRN_TRY(drivePass(sends, recvs, progress, finished));
+    if (sent < count && sends[0].done && ++sent < count) TRN_TRY(beginSend());
+    if (received < count && recvs[0].got == recvs[0].bytes) {
+      expected.resize(in.size());
+      fillPattern(expected, tagOf(peer, received) * 7 + 1);
+      if (in != expected) {
+        return internalError("rank {}: message {} of {} bytes from rank {} differs", r, received,
+                             in.size(), peer);
+      }
+      if (++received < count) TRN_TRY(beginRecv());
+    }
+    if (deadline.expired()) return Status(Code::kTimeout, "test: message stream timed out");
+    if (progress) {
+      backoff.reset();
+    } else if (!backoff.next()) {
+      DoorbellSleeper sleeper(bell);
+      TRN_TRY(drivePass(sends, recvs, progress, finished));
+      if (!progress) sleeper.sleep(seen, 1ms);
     }
   }
   return Status::ok();

@@ -27,3 +27,28 @@ class DeviceGuard {
  private:
   int saved_ = 0;
 };
+
+// A stream created on the current device and destroyed with the test.
+class StreamGuard {
+ public:
+  StreamGuard() { EXPECT_EQ(trnrtStreamCreate(&stream_), trnrtSuccess); }
+  ~StreamGuard() { EXPECT_EQ(trnrtStreamDestroy(stream_), trnrtSuccess); }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+  trnrtStream_t get() const { return stream_; }
+
+ private:
+  trnrtStream_t stream_ = nullptr;
+};
+
+class EventGuard {
+ public:
+  EventGuard() { EXPECT_EQ(trnrtEventCreate(&event_), trnrtSuccess); }
+  ~EventGuard() { EXPECT_EQ(trnrtEventDestroy(event_), trnrtSuccess); }
+  EventGuard(const EventGuard&) = delete;
+  EventGuard& operator=(const EventGuard&) = delete;
+  trnrtEvent_t get() const { return event_; }
+
+ private:
+  trnrtEvent_t event_ = nullptr;
+};

@@ -109,6 +109,25 @@ TEST(TcpSetup, RejectsABadSocketCount) {
   EXPECT_NE(cluster.statuses[0].message().find("TRNCCL_SOCKET_NSOCKS=17"), std::string::npos);
 }
 
+// TRNCCL_SOCKET_BUFSIZE outside [0, 1 GiB] fails the setup naming the setting; a small valid
+// size (64 KiB buffers, a 300 kB message) still carries the data.
+TEST(TcpSetup, SocketBufferSizeIsChecked) {
+  {
+    EnvGuard size("TRNCCL_SOCKET_BUFSIZE", "-1");
+    Cluster cluster(2);
+    ASSERT_FALSE(cluster.connectAll().isOk());
+    EXPECT_EQ(cluster.statuses[0].code(), Code::kInvalidArgument) << cluster.statuses[0].message();
+    EXPECT_NE(cluster.statuses[0].message().find("TRNCCL_SOCKET_BUFSIZE=-1"), std::string::npos)
+        << cluster.statuses[0].message();
+  }
+  EnvGuard size("TRNCCL_SOCKET_BUFSIZE", "65536");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  Status status = cluster.runEach(
+      [&](int r) { return exchangeStep(cluster.bell(r), r, 0, 300000, cluster.links(r)); });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
 // A sender may hand over half its buffer while the receiver does nothing at all.
 TEST(TcpStaging, SenderNeedsNoReceiverForHalfTheBuffer) {
   EnvGuard buffer("TRNCCL_TCP_BUFFER_BYTES", std::to_string(kBuffer));

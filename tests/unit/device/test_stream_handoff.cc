@@ -1,0 +1,111 @@
+// The caller -> stream-worker hand-off (src/device/stream.h): exact order under many
+// back-to-back enqueues from one thread (more than the ring holds, so enqueue waits for free
+// slots), from several threads at once, and cross-stream events under the same load.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "device/device_api.h"
+#include "device/stream.h"
+#include "trnccl/trnrt.h"
+#include "unit/device/runtime_test_util.h"
+
+namespace {
+
+using trnccl::Status;
+using trnccl::device::Stream;
+
+constexpr uint64_t kMany = Stream::kSlots * 5 + 7;
+
+// Each task checks that it runs right after its predecessor; the worker is the only writer of
+// `ran` until synchronize() returns.
+TEST(StreamHandoff, BackToBackEnqueuesRunInOrder) {
+  StreamGuard stream;
+  uint64_t ran = 0;
+  std::atomic<uint64_t> misordered{0};
+  for (uint64_t i = 0; i < kMany; ++i) {
+    ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [&ran, &misordered, i] {
+                  if (ran != i) misordered.fetch_add(1);
+                  ran = i + 1;
+                  return Status::ok();
+                }).isOk());
+  }
+  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
+  EXPECT_EQ(ran, kMany);
+  EXPECT_EQ(misordered.load(), 0u);
+  EXPECT_EQ(trnrtStreamQuery(stream.get()), trnrtSuccess);
+}
+
+// Per producer thread, its tasks run in the order it enqueued them, and none is lost.
+TEST(StreamHandoff, ConcurrentProducersKeepEachOnesOrder) {
+  StreamGuard stream;
+  constexpr int kThreads = 3;
+  constexpr uint64_t kEach = Stream::kSlots * 2 + 3;
+  std::vector<uint64_t> next(kThreads, 0);  // written by the worker only
+  std::atomic<uint64_t> misordered{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      for (uint64_t i = 0; i < kEach; ++i) {
+        EXPECT_TRUE(trnccl::device::enqueue(stream.get(), [&, t, i] {
+                      if (next[t] != i) misordered.fetch_add(1);
+                      next[t] = i + 1;
+                      return Status::ok();
+                    }).isOk());
+      }
+    });
+  }
+  for (auto& producer : producers) producer.join();
+  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kEach);
+  EXPECT_EQ(misordered.load(), 0u);
+}
+
+// Stream b waits on an event recorded on stream a after a burst of tasks, many times over:
+// b's task must see every task of a's burst done, never fewer.
+TEST(StreamHandoff, CrossStreamEventsUnderBackToBackEnqueues) {
+  StreamGuard a;
+  StreamGuard b;
+  EventGuard event;
+  std::atomic<uint64_t> doneOnA{0};
+  std::atomic<uint64_t> early{0};
+  constexpr uint64_t kRounds = 200;
+  constexpr uint64_t kBurst = 20;
+  for (uint64_t round = 1; round <= kRounds; ++round) {
+    for (uint64_t k = 0; k < kBurst; ++k) {
+      ASSERT_TRUE(trnccl::device::enqueue(a.get(), [&] {
+                    doneOnA.fetch_add(1);
+                    return Status::ok();
+                  }).isOk());
+    }
+    ASSERT_RT_OK(trnrtEventRecord(event.get(), a.get()));
+    ASSERT_RT_OK(trnrtStreamWaitEvent(b.get(), event.get(), 0));
+    ASSERT_TRUE(trnccl::device::enqueue(b.get(), [&, round] {
+                  if (doneOnA.load() < round * kBurst) early.fetch_add(1);
+                  return Status::ok();
+                }).isOk());
+  }
+  ASSERT_RT_OK(trnrtStreamSynchronize(b.get()));
+  EXPECT_EQ(early.load(), 0u);
+  ASSERT_RT_OK(trnrtStreamSynchronize(a.get()));
+  EXPECT_EQ(doneOnA.load(), kRounds * kBurst);
+}
+
+// A task that fails mid-burst: later tasks are skipped, in order, and the error sticks.
+TEST(StreamHandoff, ErrorMidBurstSkipsTheRest) {
+  StreamGuard stream;
+  std::atomic<uint64_t> ran{0};
+  for (uint64_t i = 0; i < kMany; ++i) {
+    ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [&ran, i] {
+                  ran.fetch_add(1);
+                  if (i == 100) return Status(trnccl::Code::kInternalError, "task 100 fails");
+                  return Status::ok();
+                }).isOk());
+  }
+  EXPECT_NE(trnrtStreamSynchronize(stream.get()), trnrtSuccess);
+  EXPECT_EQ(ran.load(), 101u);
+}
+
+}  // namespace

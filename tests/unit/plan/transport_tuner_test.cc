@@ -1,0 +1,99 @@
+// The tuner prices every link with the transport that carries it (algorithms/cost.h
+// TransportCost, set by the communicator from its connections): over tcp it picks what runs
+// fastest over tcp, not what the modelled NeuronLink would favour (docs/ALGORITHMS.md, "The
+// tuner"). Without transport terms (trnccl-sim, trnccl-topo) nothing changes.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "algorithms/cost.h"
+#include "algorithms/registry.h"
+#include "plan/planner.h"
+#include "plan/topology_view.h"
+
+namespace trnccl::plan {
+namespace {
+
+using algorithms::CollArgs;
+using algorithms::LinkModel;
+
+CollArgs allReduce(const TopologyView& view, size_t bytes) {
+  CollArgs a;
+  a.coll = algorithms::Collective::kAllReduce;
+  a.count = bytes / sizeof(float);
+  a.nranks = 4;
+  a.shape = view.shape;
+  return a;
+}
+
+std::string chosen(const CollArgs& a, const LinkModel& links) {
+  auto c = choose(a, links);
+  return c ? c->algorithm->name : c.status().message();
+}
+
+LinkModel over(const LinkModel& hardware, const char* transport) {
+  LinkModel m = hardware;
+  m.transports.intra = algorithms::transportCost(transport);
+  return m;
+}
+
+double estimateOf(const char* name, const CollArgs& a, const LinkModel& links) {
+  for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(a.coll)) {
+    if (std::string(algo->name) == name) return algo->estimate(a, links);
+  }
+  ADD_FAILURE() << "no all-reduce algorithm " << name;
+  return -1;
+}
+
+TEST(TransportTuner, TableKnowsTheTransports) {
+  for (const char* name : {"shm", "tcp", "ofi"}) {
+    const algorithms::TransportCost* t = algorithms::transportCost(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_GT(t->latencyUs, 0) << name;
+    EXPECT_GT(t->perMessageUs, 0) << name;
+    EXPECT_GE(t->bandwidthGBs, 0) << name;
+  }
+  EXPECT_EQ(algorithms::transportCost("carrier pigeon"), nullptr);
+  EXPECT_GT(algorithms::transportCost("tcp")->latencyUs,
+            algorithms::transportCost("shm")->latencyUs);
+}
+
+// 4 ranks on two trn1 chips, small messages. The NeuronLink model favours mesh (one round of
+// three direct transfers); over tcp those three messages go through one thread one after
+// another, and mesh measured slowest of the four candidates at 1 KiB and 64 KiB
+// (docs/ALGORITHMS.md), so the tuner must not pick it there.
+TEST(TransportTuner, TcpMovesSmallAllReducesOffMesh) {
+  auto view = describeTopology("trn1.32xlarge", 4);
+  ASSERT_TRUE(view) << view.status().message();
+  const LinkModel tcp = over(view->links, "tcp");
+  for (size_t bytes : {size_t{1024}, size_t{64 * 1024}}) {
+    CollArgs a = allReduce(*view, bytes);
+    EXPECT_EQ(chosen(a, view->links), "mesh") << bytes << " B on the hardware model";
+    EXPECT_EQ(chosen(a, tcp), "kangaring") << bytes << " B over tcp";
+    EXPECT_GT(estimateOf("mesh", a, tcp), estimateOf("kangaring", a, tcp)) << bytes;
+    // shm's messages cost little each: its latency alone keeps the hardware's choice.
+    EXPECT_EQ(chosen(a, over(view->links, "shm")), "mesh") << bytes << " B over shm";
+  }
+}
+
+// Every link pays the transport's latency and is held to its bandwidth; without transport
+// terms the estimates are the hardware's exactly.
+TEST(TransportTuner, TermsAddToTheHardwareLinks) {
+  auto view = describeTopology("trn1.32xlarge", 4);
+  ASSERT_TRUE(view) << view.status().message();
+  const LinkModel hw = view->links;
+  const LinkModel tcp = over(hw, "tcp");
+  const algorithms::TransportCost& t = *algorithms::transportCost("tcp");
+  EXPECT_DOUBLE_EQ(algorithms::intraLink(tcp).latencyUs,
+                   algorithms::intraLink(hw).latencyUs + t.latencyUs);
+  EXPECT_DOUBLE_EQ(algorithms::intraLink(tcp).bandwidth, t.bandwidthGBs);
+  EXPECT_DOUBLE_EQ(algorithms::transportMessagesUs(tcp, 3), 2 * t.perMessageUs);
+  EXPECT_DOUBLE_EQ(algorithms::transportMessagesUs(hw, 3), 0);
+  CollArgs big = allReduce(*view, 64 << 20);
+  // 64 MiB at tcp's bandwidth: the ring moves 2 (n-1)/n of it through every rank.
+  EXPECT_GT(estimateOf("ring", big, tcp), 1.5 * (64 << 20) / (t.bandwidthGBs * 1e3));
+  EXPECT_LT(estimateOf("ring", big, hw), estimateOf("ring", big, tcp) / 10);
+}
+
+}  // namespace
+}  // namespace trnccl::plan

@@ -1,0 +1,216 @@
+#include "transports/shm/ll.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "common/env.h"
+#include "common/sleeper.h"
+#include "transports/shm/record.h"
+#include "transports/shm/testing.h"
+
+namespace trnccl::transport::shm {
+namespace {
+
+constexpr uint64_t kLineBytes = kLlLineBytes;
+constexpr uint64_t kCtrlBytes = sizeof(LlCtrl);
+static_assert(sizeof(LlLine) == kLlLineBytes && kCtrlBytes % kLlLineBytes == 0);
+
+uint64_t payloadLines(uint64_t bytes) { return (bytes + kLlLineData - 1) / kLlLineData; }
+
+}  // namespace
+
+uint64_t llAreaBytes(uint32_t threshold, uint64_t fifoBytes) {
+  uint64_t quarter = fifoBytes / 4;
+  if (threshold == 0 || quarter < kCtrlBytes + 2 * kLineBytes) return 0;
+  // At most a quarter of the region: the control block, then a power of two of lines (a line's
+  // slot is a mask, not a division, per 8 bytes). A multiple of 64, so the record ring stays one.
+  return kCtrlBytes + std::bit_floor((quarter - kCtrlBytes) / kLineBytes) * kLineBytes;
+}
+
+LlArea llArea(std::byte* fifoData, uint64_t fifoBytes, uint32_t threshold) {
+  uint64_t bytes = llAreaBytes(threshold, fifoBytes);
+  if (bytes == 0) return {};
+  std::byte* base = fifoData + (fifoBytes - bytes);
+  LlArea area;
+  area.ctrl = reinterpret_cast<LlCtrl*>(base);
+  area.lines = reinterpret_cast<LlLine*>(base + kCtrlBytes);
+  area.count = (bytes - kCtrlBytes) / kLineBytes;
+  return area;
+}
+
+void initLlArea(std::byte* fifoData, uint64_t fifoBytes, uint32_t threshold) {
+  uint64_t bytes = llAreaBytes(threshold, fifoBytes);
+  if (bytes == 0) return;
+  auto* ctrl = new (fifoData + (fifoBytes - bytes)) LlCtrl();
+  ctrl->firstSeq = testing::llFirstSeq();
+}
+
+Result<uint32_t> llThresholdFromEnv() {
+  int64_t value = env::getInt("TRNCCL_SHM_LL_THRESHOLD", kLlDefaultThreshold);
+  if (value < 0 || value > std::numeric_limits<uint32_t>::max()) {
+    return invalidArgument("shm: TRNCCL_SHM_LL_THRESHOLD={} must be 0 (off) .. 2^32-1 bytes",
+                           value);
+  }
+  return static_cast<uint32_t>(value);
+}
+
+// ---- writer ----
+
+LlWriter::LlWriter(LlArea area, DoorbellWord* peerBell)
+    : area_(area), peerBell_(peerBell), seq_(area.ctrl ? area.ctrl->firstSeq - 1 : 0) {}
+
+void LlWriter::begin(uint64_t tag, uint64_t bytes, uint64_t index) {
+  seq_ = llNextSeq(seq_);
+  tag_ = tag;
+  bytes_ = bytes;
+  index_ = static_cast<uint32_t>(index);
+  headerPending_ = true;
+}
+
+bool LlWriter::room(uint64_t need) {
+  if (area_.count - (head_ - tail_) >= need) return true;
+  tail_ = area_.ctrl->tail.load(std::memory_order_acquire);
+  return area_.count - (head_ - tail_) >= need;
+}
+
+size_t LlWriter::write(const std::byte* src, size_t bytes, uint64_t moved) {
+  bool last = moved + bytes == bytes_;
+  uint64_t lines = last ? payloadLines(bytes) : bytes / kLlLineData;
+  uint64_t header = headerPending_ ? kLlHeaderLines : 0;
+  if (!room(header + std::min<uint64_t>(lines, 1))) return 0;
+  lines = std::min(lines, area_.count - (head_ - tail_) - header);
+  if (header + lines == 0) return 0;
+  if (headerPending_) {
+    put({tag_, bytes_ | (uint64_t{index_} << 32)});
+    headerPending_ = false;
+  }
+  size_t taken = std::min<uint64_t>(bytes, lines * kLlLineData);
+  for (size_t off = 0; off < taken; off += kLlLineData) {
+    uint64_t data[7] = {};
+    std::memcpy(data, src + off, std::min<size_t>(kLlLineData, taken - off));
+    put(data);
+  }
+  wakeIfSleeping(peerBell_);
+  return taken;
+}
+
+// ---- reader ----
+
+LlReader::LlReader(LlArea area, DoorbellWord* peerBell, int peer)
+    : area_(area),
+      peerBell_(peerBell),
+      peer_(peer),
+      seq_(area.ctrl ? area.ctrl->firstSeq - 1 : 0) {}
+
+void LlReader::begin(uint64_t bytes) {
+  seq_ = llNextSeq(seq_);
+  bytes_ = bytes;
+  headerSeen_ = false;
+}
+
+bool LlReader::header(uint32_t seq, Record& record, uint32_t& index) const {
+  if (!ready(start_, seq)) return false;
+  const LlLine& line = area_.line(start_);
+  uint64_t word1 = line.word[1].load(std::memory_order_relaxed);
+  record.kind = static_cast<uint32_t>(RecordKind::kBegin);
+  record.a = line.word[0].load(std::memory_order_relaxed);
+  record.bytes = static_cast<uint32_t>(word1);
+  index = static_cast<uint32_t>(word1 >> 32);
+  return true;
+}
+
+bool LlReader::peekNext(uint64_t index, Record& record) const {
+  uint32_t got = 0;
+  return area_.count != 0 && header(llNextSeq(seq_), record, got) &&
+         got == static_cast<uint32_t>(index);
+}
+
+Result<bool> LlReader::readHeader(uint64_t tag) {
+  Record record;
+  uint32_t index = 0;
+  if (!header(seq_, record, index)) return false;
+  std::string problem = beginRecordProblem(record, {tag, bytes_, 0, area_.count * kLlLineData});
+  if (!problem.empty()) {
+    return Status(Code::kInternalError, fmt::format("shm LL: from rank {}: {}", peer_, problem),
+                  peer_);
+  }
+  headerSeen_ = true;
+  return true;
+}
+
+void LlReader::consumed(uint64_t tail) {
+  tail_ = tail;
+  if (tail - published_ >= std::max<uint64_t>(1, area_.count / 8)) publish();
+}
+
+void LlReader::publish() {
+  published_ = tail_;
+  area_.ctrl->tail.store(tail_, std::memory_order_release);
+  wakeIfSleeping(peerBell_);
+}
+
+Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
+  const uint64_t first = start_ + kLlHeaderLines;
+  // Only the message's last line is polled until it arrives. Lines become visible in the order
+  // they were written (release stores, acquire loads), so then every line is there, and the
+  // receiver never reads a cache line the sender is still filling.
+  if (!ready(first + payloadLines(bytes_) - 1)) {
+    // A header of another size has its last line elsewhere: check the header meanwhile.
+    if (!headerSeen_) {
+      Result<bool> seen = readHeader(tag);
+      if (!seen) return seen.status();
+    }
+    // Idle: hand back the room consumed so far, so a sender short of it can finish this message.
+    if (tail_ != published_) publish();
+    return size_t{0};
+  }
+  if (!headerSeen_) {
+    Result<bool> seen = readHeader(tag);
+    if (!seen || !*seen) return seen ? Result<size_t>(size_t{0}) : seen.status();
+  }
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  alignas(8) std::byte buffer[16 * kLlLineData];
+  size_t handed = 0;
+  while (handed < n) {
+    size_t filled = 0;
+    while (filled < sizeof buffer && handed + filled < n) {
+      uint64_t at = moved + handed + filled;
+      const LlLine& line = area_.line(first + at / kLlLineData);
+      if (line.word[7].load(std::memory_order_relaxed) != seq_) {
+        return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
+                             peer_, at / kLlLineData, bytes_);
+      }
+      uint64_t data[7];
+      for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
+      size_t k = std::min<uint64_t>(
+          {kLlLineData - at % kLlLineData, n - handed - filled, sizeof buffer - filled});
+      std::memcpy(buffer + filled, reinterpret_cast<const std::byte*>(data) + at % kLlLineData, k);
+      filled += k;
+    }
+    consume(moved + handed, buffer, filled);
+    handed += filled;
+  }
+  uint64_t done = moved + handed;
+  if (done == bytes_) {
+    start_ = first + payloadLines(bytes_);
+    testing::counters().add(testing::Event::kLlMessages);
+    consumed(start_);
+  } else {
+    consumed(first + done / kLlLineData);
+  }
+  return handed;
+}
+
+namespace testing {
+namespace {
+std::atomic<uint32_t> firstSeq{1};
+}  // namespace
+
+void setLlFirstSeq(uint32_t seq) { firstSeq.store(seq == 0 ? 1 : seq); }
+uint32_t llFirstSeq() { return firstSeq.load(); }
+}  // namespace testing
+
+}  // namespace trnccl::transport::shm
