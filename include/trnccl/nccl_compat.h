@@ -90,12 +90,17 @@ typedef trncclSimInfo_t ncclSimInfo_t;
 #define ncclCommInitRank trncclCommInitRank
 #define ncclCommInitRankConfig trncclCommInitRankConfig
 #define ncclCommInitAll trncclCommInitAll
+#define ncclCommInitRankScalable trncclCommInitRankScalable
 #define ncclCommSplit trncclCommSplit
 #define ncclCommShrink trncclCommShrink
 #define ncclCommRevoke trncclCommRevoke
 #define ncclCommFinalize trncclCommFinalize
 #define ncclCommDestroy trncclCommDestroy
 #define ncclCommAbort trncclCommAbort
+#define ncclMemAlloc trncclMemAlloc
+#define ncclMemFree trncclMemFree
+#define ncclCommRegister trncclCommRegister
+#define ncclCommDeregister trncclCommDeregister
 #define ncclCommGetAsyncError trncclCommGetAsyncError
 #define ncclCommCount trncclCommCount
 #define ncclCommCuDevice trncclCommDevice

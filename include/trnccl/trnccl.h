@@ -132,6 +132,14 @@ trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId
 /** As trncclCommInitRank, with options. */
 trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
                                         int rank, trncclConfig_t* config);
+/** As trncclCommInitRankConfig with nId unique ids (NCCL 2.23's ncclCommInitRankScalable), so
+ *  that no single bootstrap root serves every rank: each id comes from its own
+ *  trncclGetUniqueId (on nId different ranks, each then hosting that id's root) and every rank
+ *  passes all nId ids in the same order. 1 <= nId <= nranks; nId = 1 is trncclCommInitRank.
+ *  With nId >= 2 the ranks form nId - 1 groups of consecutive ranks, group g checking in at
+ *  the root of commIds[g + 1] and its first rank also at commIds[0]'s (docs/COLLECTIVES.md). */
+trncclResult_t trncclCommInitRankScalable(trncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                          trncclUniqueId* commIds, trncclConfig_t* config);
 /** Creates ndev communicators in one process, one per device (devlist NULL: devices 0..ndev-1). */
 trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devlist);
 
@@ -157,6 +165,22 @@ trncclResult_t trncclCommRevoke(trncclComm_t comm, int revokeFlags);
  *  ~1 s), ascending: written to failedRanks (room for trncclCommCount() ints; NULL: only the
  *  count) and their number to *failedCount. A rank that is alive but stuck is not reported. */
 trncclResult_t trncclCommGetFailedRanks(trncclComm_t comm, int* failedRanks, int* failedCount);
+
+/** Allocates size bytes of device memory on the current device (trnrtMalloc), for buffers to
+ *  register with trncclCommRegister; as ncclMemAlloc. size 0 is an invalid argument. */
+trncclResult_t trncclMemAlloc(void** ptr, size_t size);
+/** Frees memory of trncclMemAlloc; NULL is a no-op, as ncclMemFree. */
+trncclResult_t trncclMemFree(void* ptr);
+/** Registers [buff, buff + size) with comm, as ncclCommRegister: until trncclCommDeregister the
+ *  buffer must stay allocated, and collectives whose send and receive buffers are registered
+ *  (on every rank, as NCCL requires) hand their pieces to same-host peers in place instead of
+ *  copying them through the shm FIFOs (docs/COLLECTIVES.md, "Registered buffers"). Host or
+ *  device memory; a range may be registered more than once (each handle is deregistered). */
+trncclResult_t trncclCommRegister(const trncclComm_t comm, void* buff, size_t size, void** handle);
+/** Deregisters a handle of trncclCommRegister on the same comm; a handle that is not a live
+ *  registration of comm (NULL, deregistered already) is an invalid argument. Collectives
+ *  enqueued before must have completed (as in NCCL). */
+trncclResult_t trncclCommDeregister(const trncclComm_t comm, void* handle);
 
 /** Waits for all work issued on comm, then detaches it from its peers. */
 trncclResult_t trncclCommFinalize(trncclComm_t comm);

@@ -108,7 +108,7 @@ class Bench {
     const RankSlice slice{p_.layout.rank(world_.rank(), thread_, 0),
                           p_.layout.device(world_.localRank(), thread_, 0), o_.gpus, nranks_};
     ranks_ = std::make_unique<LocalRanks>(slice, bufferBytes(), o_.timeoutSec,
-                                          p_.id ? &*p_.id : nullptr);
+                                          p_.id ? &*p_.id : nullptr, o_.localRegister != 0);
     print(main_, headerLines());
     const std::vector<trncclRedOp_t> ops = test_.reduces ? o_.ops : std::vector{trncclSum};
     std::vector<int> roots{-1};

@@ -22,7 +22,7 @@ void check(trnrtError_t error, std::string_view what) {
 }
 
 LocalRanks::LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeoutSec,
-                       const trncclUniqueId* id)
+                       const trncclUniqueId* id, bool localRegister)
     : nranks_(slice.nranks), bufferBytes_(bufferBytes), timeoutSec_(timeoutSec) {
   int available = 0;
   check(trnrtGetDeviceCount(&available), "trnrtGetDeviceCount");
@@ -42,13 +42,25 @@ LocalRanks::LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeou
   for (LocalRank& r : ranks_) {
     check(trnrtSetDevice(r.device), "trnrtSetDevice");
     check(trnrtStreamCreate(&r.stream), "trnrtStreamCreate");
-    void* p = nullptr;
-    check(trnrtMalloc(&p, bufferBytes_), fmt::format("trnrtMalloc({} bytes)", bufferBytes_));
-    r.send = static_cast<char*>(p);
-    check(trnrtMalloc(&p, bufferBytes_), fmt::format("trnrtMalloc({} bytes)", bufferBytes_));
-    r.recv = static_cast<char*>(p);
+    auto alloc = [&] {
+      void* p = nullptr;
+      if (localRegister) {
+        check(trncclMemAlloc(&p, bufferBytes_), "trncclMemAlloc");
+      } else {
+        check(trnrtMalloc(&p, bufferBytes_), fmt::format("trnrtMalloc({} bytes)", bufferBytes_));
+      }
+      return static_cast<char*>(p);
+    };
+    r.send = alloc();
+    r.recv = alloc();
     check(trnrtMemset(r.send, 0, bufferBytes_), "trnrtMemset");
     check(trnrtMemset(r.recv, 0, bufferBytes_), "trnrtMemset");
+    if (localRegister) {
+      check(trncclCommRegister(r.comm, r.send, bufferBytes_, &r.sendHandle), "trncclCommRegister",
+            r.comm);
+      check(trncclCommRegister(r.comm, r.recv, bufferBytes_, &r.recvHandle), "trncclCommRegister",
+            r.comm);
+    }
   }
 }
 
@@ -87,6 +99,9 @@ LocalRanks::~LocalRanks() {
   // rank of this process that has not started yet.
   std::vector<std::thread> threads;
   for (LocalRank& r : ranks_) {
+    for (void* h : {r.sendHandle, r.recvHandle}) {
+      if (r.comm && h) trncclCommDeregister(r.comm, h);
+    }
     if (r.comm) threads.emplace_back([c = r.comm] { trncclCommDestroy(c); });
   }
   for (std::thread& t : threads) t.join();

@@ -30,6 +30,8 @@ struct LocalRank {
   trnrtStream_t stream = nullptr;
   char* send = nullptr;  // device buffers of bufferBytes each
   char* recv = nullptr;
+  void* sendHandle = nullptr;  // trncclCommRegister's handles with -R 1
+  void* recvHandle = nullptr;
 };
 
 // Ranks firstRank .. firstRank + count - 1 of nranks, on devices firstDevice + i.
@@ -44,8 +46,10 @@ class LocalRanks {
  public:
   // With id, every rank joins with trncclCommInitRank; without, the slice must be the whole run
   // and one trncclCommInitAll creates it.
+  // localRegister (-R 1): the buffers come from trncclMemAlloc and are registered with the
+  // rank's communicator for the whole run.
   LocalRanks(const RankSlice& slice, size_t bufferBytes, double timeoutSec,
-             const trncclUniqueId* id);
+             const trncclUniqueId* id, bool localRegister = false);
   ~LocalRanks();
   LocalRanks(const LocalRanks&) = delete;
   LocalRanks& operator=(const LocalRanks&) = delete;

@@ -87,6 +87,8 @@ std::string usage(const char* program) {
       "\t[-T,--timeout <time in seconds>] \n"
       "\t[-a,--average <0/1/2/3> report average iteration time <0=RANK0/1=AVG/2=MIN/3=MAX>] \n"
       "\t[-J,--output_file <file>] write results as JSON \n"
+      "\t[-R,--local_register <0/1>] 1: buffers of trncclMemAlloc, registered with the "
+      "communicator \n"
       "\t[-h,--help]\n"
       "Bandwidths are in GB/s with 1 GB = 1e9 bytes; algbw = size/time, busbw = algbw * a\n"
       "collective-specific factor (2(n-1)/n for all-reduce).\n",
@@ -110,6 +112,7 @@ ParseResult parseOptions(int argc, char** argv) {
                                  {"timeout", required_argument, nullptr, 'T'},
                                  {"average", required_argument, nullptr, 'a'},
                                  {"output_file", required_argument, nullptr, 'J'},
+                                 {"local_register", required_argument, nullptr, 'R'},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   ParseResult res;
@@ -122,7 +125,8 @@ ParseResult parseOptions(int argc, char** argv) {
   optind = 1;  // parseOptions may run more than once in a process (unit tests)
   opterr = 0;
   int c = 0;
-  while ((c = getopt_long(argc, argv, "t:g:b:e:i:f:n:w:c:o:d:r:z:T:a:J:h", kLong, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "t:g:b:e:i:f:n:w:c:o:d:r:z:T:a:J:R:h", kLong, nullptr)) !=
+         -1) {
     const std::string_view arg = optarg ? optarg : "";
     auto intArg = [&](int lo, int hi, int& out) {
       const auto v = parseInt(arg);
@@ -193,6 +197,9 @@ ParseResult parseOptions(int argc, char** argv) {
       }
       case 'J':
         o.jsonPath = arg;
+        break;
+      case 'R':
+        ok = intArg(0, 1, o.localRegister);
         break;
       case 'h':
         res.exitCode = 0;

@@ -31,6 +31,7 @@ struct Options {
   int blocking = 0;       // -z
   double timeoutSec = 0;  // -T: 0 = no timeout
   std::string jsonPath;   // -J
+  int localRegister = 0;  // -R: 1 = buffers of trncclMemAlloc, registered (trncclCommRegister)
 };
 
 // Outcome of parsing: either options to run with, or an exit code (after -h or an error,

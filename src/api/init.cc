@@ -121,18 +121,72 @@ trncclResult_t trncclGetUniqueId(trncclUniqueId* uniqueId) {
   return succeed();
 }
 
+}  // extern "C"
+
+namespace {
+
+// trncclCommInitRankConfig's checks; `what` names the call in messages.
+trnccl::Status checkInit(const char* what, trncclComm_t* comm, int nranks, int rank,
+                         const trncclConfig_t* config) {
+  if (comm == nullptr) return trnccl::invalidArgument("{}: comm is NULL", what);
+  *comm = nullptr;
+  if (nranks < 1) return trnccl::invalidArgument("{}: nranks {} < 1", what, nranks);
+  if (rank < 0 || rank >= nranks) {
+    return trnccl::invalidArgument("{}: rank {} not in [0, {})", what, rank, nranks);
+  }
+  return trnccl::api::checkConfig(config);
+}
+
+// Creates the handle and runs (or defers) the init of a checked call.
+trncclResult_t initChecked(trncclComm_t* comm, int nranks, int rank, trnccl::bootstrap::UniqueId id,
+                           trncclConfig_t* config);
+
+}  // namespace
+
+extern "C" {
+
 trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUniqueId commId,
                                         int rank, trncclConfig_t* config) {
-  if (comm == nullptr) return fail(trnccl::invalidArgument("trncclCommInitRank: comm is NULL"));
-  *comm = nullptr;
-  if (nranks < 1) return fail(trnccl::invalidArgument("trncclCommInitRank: nranks {} < 1", nranks));
-  if (rank < 0 || rank >= nranks) {
-    return fail(
-        trnccl::invalidArgument("trncclCommInitRank: rank {} not in [0, {})", rank, nranks));
-  }
-  if (Status s = trnccl::api::checkConfig(config); !s) return fail(s);
+  if (Status s = checkInit("trncclCommInitRank", comm, nranks, rank, config); !s) return fail(s);
   auto id = trnccl::bootstrap::UniqueId::decode(commId.internal);
   if (!id) return fail(id.status());
+  return initChecked(comm, nranks, rank, std::move(*id), config);
+}
+
+trncclResult_t trncclCommInitRankScalable(trncclComm_t* newcomm, int nranks, int myrank, int nId,
+                                          trncclUniqueId* commIds, trncclConfig_t* config) {
+  constexpr const char* kWhat = "trncclCommInitRankScalable";
+  if (Status s = checkInit(kWhat, newcomm, nranks, myrank, config); !s) return fail(s);
+  if (commIds == nullptr) return fail(trnccl::invalidArgument("{}: commIds is NULL", kWhat));
+  if (nId < 1 || nId > nranks) {
+    return fail(trnccl::invalidArgument("{}: nId {} not in [1, nranks {}]", kWhat, nId, nranks));
+  }
+  std::vector<trnccl::bootstrap::UniqueId> ids;
+  for (int i = 0; i < nId; ++i) {
+    auto id = trnccl::bootstrap::UniqueId::decode(commIds[i].internal);
+    if (!id) return fail(id.status());
+    for (int j = 0; j < i; ++j) {
+      if (ids[j].host == id->host && ids[j].port == id->port) {
+        return fail(trnccl::invalidArgument(
+            "{}: commIds[{}] and commIds[{}] name the same root {}:{} (each id must come from "
+            "its own trncclGetUniqueId; TRNCCL_COMM_ID gives every caller the same one)",
+            kWhat, j, i, id->host, id->port));
+      }
+    }
+    ids.push_back(std::move(*id));
+  }
+  trnccl::bootstrap::UniqueId first = ids.front();
+  if (nId > 1) first.scalable = std::move(ids);
+  return initChecked(newcomm, nranks, myrank, std::move(first), config);
+}
+
+}  // extern "C"
+
+namespace {
+
+trncclResult_t initChecked(trncclComm_t* comm, int nranks, int rank,
+                           trnccl::bootstrap::UniqueId idValue, trncclConfig_t* config) {
+  auto* id = &idValue;
   trnccl::comm::Config cfg = trnccl::api::resolve(config, nullptr);
   auto* handle = new trncclComm();
   handle->nranks = nranks;
@@ -159,6 +213,10 @@ trncclResult_t trncclCommInitRankConfig(trncclComm_t* comm, int nranks, trncclUn
   *comm = handle;
   return succeed();
 }
+
+}  // namespace
+
+extern "C" {
 
 trncclResult_t trncclCommInitRank(trncclComm_t* comm, int nranks, trncclUniqueId commId, int rank) {
   return trncclCommInitRankConfig(comm, nranks, commId, rank, nullptr);

@@ -14,6 +14,7 @@
 
 #include "bootstrap/bootstrap_wire.h"
 #include "bootstrap/socket.h"
+#include "bootstrap/tiers.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "transports/net/address.h"
@@ -132,8 +133,10 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const UniqueId& id, int ra
 }
 
 Bootstrap::Bootstrap(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Bootstrap::Bootstrap(std::unique_ptr<Tiers> tiers) : tiers_(std::move(tiers)) {}
 
 Bootstrap::~Bootstrap() {
+  if (tiers_) return;  // its sessions say goodbye themselves
   // Tell the root this rank is done, so it does not report it as disconnected; bounded.
   if (!impl_->ready || !impl_->broken.isOk() || impl_->socket.aborted()) return;
   Status s = impl_->send(wire::Type::kGoodbye, {},
@@ -141,11 +144,16 @@ Bootstrap::~Bootstrap() {
   if (!s) TRN_INFO(kBoot, "{}", s.message());
 }
 
-int Bootstrap::rank() const { return impl_->rank; }
-int Bootstrap::nranks() const { return impl_->nranks; }
-const std::vector<std::vector<std::byte>>& Bootstrap::infos() const { return impl_->infos; }
+int Bootstrap::rank() const { return tiers_ ? tiers_->rank : impl_->rank; }
+int Bootstrap::nranks() const { return tiers_ ? tiers_->nranks : impl_->nranks; }
+int Bootstrap::group() const { return tiers_ ? tiers_->group : -1; }
+bool Bootstrap::leader() const { return tiers_ && tiers_->leader(); }
+const std::vector<std::vector<std::byte>>& Bootstrap::infos() const {
+  return tiers_ ? tiers_->infos : impl_->infos;
+}
 
 Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> mine) {
+  if (tiers_) return tiers_->allGather(mine);
   std::lock_guard<std::mutex> lock(impl_->opMu);
   if (impl_->socket.aborted()) return Status(Code::kInvalidUsage, "bootstrap: used after abort()");
   if (!impl_->broken.isOk()) return impl_->broken;
@@ -171,11 +179,22 @@ Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> m
   return result;
 }
 
-Status Bootstrap::barrier() { return allGather({}).status(); }
+Status Bootstrap::barrier() { return tiers_ ? tiers_->barrier() : allGather({}).status(); }
 
-void Bootstrap::setTimeout(std::chrono::milliseconds timeout) { impl_->timeout = timeout; }
+void Bootstrap::setTimeout(std::chrono::milliseconds timeout) {
+  if (!tiers_) {
+    impl_->timeout = timeout;
+    return;
+  }
+  tiers_->local->setTimeout(timeout);
+  if (tiers_->top) tiers_->top->setTimeout(timeout);
+}
 
 Status Bootstrap::checkRoot(bool rootExitFails) {
+  if (tiers_) {
+    TRN_TRY(tiers_->local->checkRoot(rootExitFails));
+    return tiers_->top ? tiers_->top->checkRoot(rootExitFails) : Status::ok();
+  }
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (!lock.owns_lock()) return Status::ok();  // an exchange runs: it reports failures itself
   if (!impl_->broken.isOk()) return impl_->broken;
@@ -208,9 +227,17 @@ Status Bootstrap::checkRoot(bool rootExitFails) {
   return impl_->fail(Status(wire::codeFromWire(h.arg), message, h.rank));
 }
 
-void Bootstrap::abort() { impl_->socket.abort(); }
+void Bootstrap::abort() {
+  if (!tiers_) return impl_->socket.abort();
+  tiers_->local->abort();
+  if (tiers_->top) tiers_->top->abort();
+}
 
 void Bootstrap::revoke() {
+  if (tiers_) {
+    if (tiers_->top) tiers_->top->revoke();
+    return tiers_->local->revoke();
+  }
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (lock.owns_lock() && impl_->ready && impl_->broken.isOk() && !impl_->socket.aborted()) {
     Status s = impl_->send(wire::Type::kRevoke, {},

@@ -30,6 +30,8 @@ struct UniqueId {
   // The interface of the root's host that `host` belongs to, for error messages of ranks that
   // cannot reach it; empty when TRNCCL_COMM_ID or TRNCCL_BOOTSTRAP_HOST gave the address.
   std::string interface {};
+  // trncclCommInitRankScalable's ids, all of them (this one first); empty: this root alone.
+  std::vector<UniqueId> scalable{};
 
   void encode(char out[128]) const;
   static Result<UniqueId> decode(const char in[128]);
@@ -52,10 +54,20 @@ class Bootstrap : public transport::OobChannel {
   static Result<std::unique_ptr<Bootstrap>> connect(const UniqueId& id, int rank, int nranks,
                                                     std::span<const std::byte> info,
                                                     Deadline deadline);
+  // The same over several roots (trncclCommInitRankScalable): ids[0] and ids.size() - 1
+  // groups of consecutive ranks, each with its own root (tiered.cc). One id: connect().
+  static Result<std::unique_ptr<Bootstrap>> connectScalable(std::span<const UniqueId> ids, int rank,
+                                                            int nranks,
+                                                            std::span<const std::byte> info,
+                                                            Deadline deadline);
   ~Bootstrap() override;
 
   int rank() const;
   int nranks() const;
+  // The group of this rank over several roots (connectScalable: checked in at the root of
+  // ids[group() + 1]), and whether it leads it (also at ids[0]'s); -1 and false with one root.
+  int group() const;
+  bool leader() const;
   // Every rank's info blob from check-in, rank order.
   const std::vector<std::vector<std::byte>>& infos() const;
 
@@ -79,8 +91,11 @@ class Bootstrap : public transport::OobChannel {
 
  private:
   struct Impl;
+  struct Tiers;
   explicit Bootstrap(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit Bootstrap(std::unique_ptr<Tiers> tiers);
+  std::unique_ptr<Impl> impl_;    // one root
+  std::unique_ptr<Tiers> tiers_;  // or several (then impl_ is null)
 };
 
 }  // namespace trnccl::bootstrap

@@ -40,11 +40,14 @@ Result<std::unique_ptr<Communicator>> Communicator::init(const bootstrap::Unique
 
 Status Communicator::connect(const bootstrap::UniqueId& id) {
   Deadline deadline = Deadline::after(config_.initTimeout);
-  if (id.fromEnv && rank_ == 0) TRN_TRY(bootstrap::ensureRoot(id));
+  if (id.fromEnv && rank_ == 0 && id.scalable.size() < 2) TRN_TRY(bootstrap::ensureRoot(id));
   openRecoveryPort();
   RankCard self{makeSelfInfo(rank_, device_),
                 recovery_ ? recovery_->address() : bootstrap::RecoveryAddress{}};
-  auto boot = bootstrap::Bootstrap::connect(id, rank_, nranks_, self.encode(), deadline);
+  auto boot = id.scalable.size() > 1
+                  ? bootstrap::Bootstrap::connectScalable(id.scalable, rank_, nranks_,
+                                                          self.encode(), deadline)
+                  : bootstrap::Bootstrap::connect(id, rank_, nranks_, self.encode(), deadline);
   if (!boot) return boot.status();
   bootstrap_ = std::move(*boot);
   bootstrap_->setTimeout(config_.initTimeout);
@@ -64,6 +67,7 @@ Status Communicator::connect(const bootstrap::UniqueId& id) {
   ctx.oob = bootstrap_.get();
   ctx.bell = &bell_;
   ctx.locate = [](const void* p) { return device::locate(p); };
+  ctx.registered = &registered_;
   ctx.deadline = deadline;
   auto set = TransportSet::connect(ctx, config_.transports);
   if (!set) return set.status();

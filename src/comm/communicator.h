@@ -21,6 +21,7 @@
 #include "plan/topology_view.h"
 #include "schedule/executor.h"
 #include "schedule/schedule.h"
+#include "transports/core/registered.h"
 
 namespace trnccl::comm {
 
@@ -48,6 +49,8 @@ class Communicator {
   const plan::TopologyView& topology() const { return topology_; }
   // The plans of this communicator's calls, by signature (comm/plan_cache.h).
   PlanCache& planCache() { return planCache_; }
+  // The buffers registered with trncclCommRegister; the transports read it on every send.
+  transport::RegisteredMemory& registered() { return registered_; }
 
   // Called by the API thread, in call order: a task for the stream is about to be enqueued.
   // Collectives get the next collective sequence number (every rank calls them in the same
@@ -100,6 +103,7 @@ class Communicator {
   std::unique_ptr<bootstrap::Bootstrap> bootstrap_;
   std::vector<transport::PeerInfo> peers_;
   Doorbell bell_;
+  transport::RegisteredMemory registered_;  // before transports_: their connections read it
   std::unique_ptr<TransportSet> transports_;
   std::unique_ptr<bootstrap::RecoveryPort> recovery_;          // null if it could not be opened
   std::vector<bootstrap::RecoveryAddress> recoveryAddresses_;  // every rank's, by rank

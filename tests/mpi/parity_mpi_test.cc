@@ -1,9 +1,12 @@
 // The NCCL API beyond the core set across real processes (the cases of support/api_cases.h, as
 // tests/inproc/parity_test.cc runs them in one process): PreMulSum operators, trncclBcast and
-// all-to-all-v through grouped send/recv. Every rank checks its own output; the sum of wrong
-// elements over the ranks must be zero.
+// all-to-all-v through grouped send/recv, registered buffers. Every rank checks its own output; the
+// sum of wrong elements over the ranks must be zero.
 #include <gtest/gtest.h>
 #include <mpi.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "mpi_env.h"
 #include "support/api_cases.h"
@@ -58,6 +61,42 @@ TEST(MpiParity, AlltoAllvThroughGroupedSendRecv) {
     size_t bad = runAlltoAllv(worldComm, worldStream, worldRank, worldSize, scale);
     EXPECT_EQ(totalOverRanks(bad), 0u) << "scale " << scale;
   }
+}
+
+// Registered buffers across processes: same-host peers read registered pieces of every size in
+// place (device arenas mapped from the peer process), so the result must not depend on a
+// FIFO copy having been taken. (The in-process suite counts the copies: Register.*.)
+TEST(MpiParity, RegisteredBuffers) {
+  for (size_t count : {size_t{1}, size_t{1000}, size_t{70001}}) {
+    for (bool inPlace : {false, true}) {
+      size_t bad = runRegisteredAllReduce(worldComm, worldStream, worldRank, worldSize,
+                                          trncclFloat32, count, inPlace, true);
+      EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "");
+    }
+  }
+}
+
+// trncclCommInitRankScalable across processes: ranks 0..nId-1 each make one id (each then
+// hosts its root), MPI shares them, and the communicator must work (an all-reduce, right on
+// every rank).
+TEST(MpiParity, InitRankScalable) {
+  const int nId = std::min(worldSize, 3);
+  std::vector<trncclUniqueId> ids(nId);
+  trncclUniqueId mine{};
+  if (worldRank < nId) {
+    ASSERT_EQ(trncclGetUniqueId(&mine), trncclSuccess);
+  }
+  std::vector<trncclUniqueId> all(worldSize);
+  MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, all.data(), sizeof(mine), MPI_BYTE, MPI_COMM_WORLD);
+  std::copy(all.begin(), all.begin() + nId, ids.begin());
+  trncclComm_t comm = nullptr;
+  ASSERT_EQ(trncclCommInitRankScalable(&comm, worldSize, worldRank, nId, ids.data(), nullptr),
+            trncclSuccess)
+      << trncclGetLastError(nullptr);
+  size_t bad = runRegisteredAllReduce(comm, worldStream, worldRank, worldSize, trncclFloat32, 10007,
+                                      false, false);
+  EXPECT_EQ(totalOverRanks(bad), 0u) << "nId " << nId;
+  EXPECT_EQ(trncclCommDestroy(comm), trncclSuccess);
 }
 
 }  // namespace

@@ -234,4 +234,52 @@ inline size_t runAlltoAllv(trncclComm_t comm, trnrtStream_t stream, int r, int n
   return bad;
 }
 
+// ---- registered buffers ----
+
+// trncclAllReduce (sum) of rank r's usual input over buffers of trncclMemAlloc, registered with
+// trncclCommRegister for the call when `registered` (one handle each for the send and the
+// receive buffer, deregistered after the call completed; in place: one buffer).
+inline size_t runRegisteredAllReduce(trncclComm_t comm, trnrtStream_t stream, int r, int n,
+                                     trncclDataType_t t, size_t count, bool inPlace,
+                                     bool registered) {
+  const size_t bytes = count * typeSize(t);
+  void* send = nullptr;
+  void* recv = nullptr;
+  EXPECT_EQ(trncclMemAlloc(&send, bytes), trncclSuccess) << trncclGetLastError(comm);
+  if (inPlace) {
+    recv = send;
+  } else {
+    EXPECT_EQ(trncclMemAlloc(&recv, bytes), trncclSuccess);
+  }
+  std::vector<unsigned char> in = rankInput(t, r, count);
+  std::memcpy(send, in.data(), bytes);
+  void* handles[2] = {nullptr, nullptr};
+  if (registered) {
+    EXPECT_EQ(trncclCommRegister(comm, send, bytes, &handles[0]), trncclSuccess)
+        << trncclGetLastError(comm);
+    if (!inPlace) {
+      EXPECT_EQ(trncclCommRegister(comm, recv, bytes, &handles[1]), trncclSuccess);
+    }
+  }
+  EXPECT_EQ(trncclAllReduce(send, recv, count, t, trncclSum, comm, stream), trncclSuccess)
+      << trncclGetLastError(comm);
+  EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess) << trnrtGetLastErrorMessage();
+  for (void* h : handles) {
+    if (h != nullptr) {
+      EXPECT_EQ(trncclCommDeregister(comm, h), trncclSuccess);
+    }
+  }
+  size_t bad = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double want = 0;
+    for (int k = 0; k < n; ++k) want += inputValue(trncclSum, k, i);
+    bad += decodeAny(t, recv, i) != want;
+  }
+  EXPECT_EQ(trncclMemFree(send), trncclSuccess);
+  if (!inPlace) {
+    EXPECT_EQ(trncclMemFree(recv), trncclSuccess);
+  }
+  return bad;
+}
+
 }  // namespace trnccl::testing

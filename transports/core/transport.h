@@ -22,6 +22,7 @@
 #include "common/memory_location.h"
 #include "common/status.h"
 #include "common/wait.h"
+#include "transports/core/registered.h"
 
 namespace trnccl::transport {
 
@@ -58,6 +59,9 @@ struct SetupContext {
   // Where a buffer lives if it is emulated device memory (zero-copy mapping, NIC registration);
   // empty: every buffer is treated as host memory.
   MemoryLocator locate;
+  // The buffers registered with the communicator (trncclCommRegister); it outlives the
+  // connections. nullptr: none ever are.
+  const RegisteredMemory* registered = nullptr;
   Deadline deadline = Deadline::never();
 };
 

@@ -151,8 +151,13 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
 
   Record record;
   size_t taken = offered;
-  bool byDescriptor =
-      link_.zcopyBytes != 0 && offered >= link_.zcopyBytes && describe(src, offered, record);
+  // A registered piece stays where it is however small (the user keeps it in place until
+  // deregistering); others only from the zero-copy threshold up.
+  const bool registered = link_.zcopyBytes != 0 && offered < link_.zcopyBytes &&
+                          link_.registered != nullptr && link_.registered->covers(src, offered);
+  bool byDescriptor = link_.zcopyBytes != 0 && (offered >= link_.zcopyBytes || registered) &&
+                      describe(src, offered, record);
+  if (byDescriptor && registered) testing::counters().add(testing::Event::kRegisteredPieces);
   if (!byDescriptor) {
     taken = std::min<uint64_t>(offered, room - reserve);
     // Wait for a fair amount of room rather than dribbling tiny records into a full ring.

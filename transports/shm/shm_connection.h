@@ -51,6 +51,9 @@ struct PeerLink {
   size_t zcopyBytes = 0;  // pieces at least this large go by descriptor; 0: never
   std::shared_ptr<ArenaCache> arenas;
   MemoryLocator locate;  // finds this rank's device memory (SetupContext::locate)
+  // The communicator's registered buffers: pieces inside one go by descriptor whatever their
+  // size (SetupContext::registered; nullptr: none).
+  const RegisteredMemory* registered = nullptr;
 };
 
 class ShmConnection final : public Connection {

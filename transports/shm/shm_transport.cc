@@ -125,6 +125,7 @@ std::vector<std::unique_ptr<Connection>> Setup::makeConnections(const std::vecto
     link.zcopyBytes = zcopy > 0 ? static_cast<size_t>(zcopy) : 0;
     link.arenas = arenas_;
     link.locate = ctx_.locate;
+    link.registered = ctx_.registered;
     auto connection = std::make_unique<ShmConnection>(std::move(link));
     TRN_INFO(kShm,
              "shm: rank {} -> rank {} (pid {}): {}, threshold {} bytes, FIFO {} bytes, LL up to {} "

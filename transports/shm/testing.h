@@ -10,12 +10,14 @@
 
 namespace trnccl::transport::shm::testing {
 
-// Counted by the receiver, per process (transports/core/counters.h).
+// Counted by the receiver (kRegisteredPieces by the sender), per process
+// (transports/core/counters.h).
 enum class Event {
   kInlineRecords,       // payload copied through a FIFO
   kPointerDescriptors,  // same-process zero-copy
   kArenaDescriptors,    // device arena mapped from a peer process
   kCmaDescriptors,      // process_vm_readv from a peer process
+  kRegisteredPieces,    // sent by descriptor below the threshold: registered (sender's count)
   kLlMessages,          // small messages by the LL protocol (ll.h)
   kCount
 };
