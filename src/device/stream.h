@@ -12,6 +12,8 @@
 // signal, a mutex hand-off and a deque node per call. Like every wait in trnccl, the worker and
 // the waiters poll briefly (Backoff) before they block, and their sleeps are bounded. When the
 // ring is full, enqueue waits for the worker to free a slot (CUDA's launch queue does the same).
+// So a task must never enqueue onto its own stream (the worker would wait for itself once the
+// ring is full): like CUDA's host functions, tasks make no runtime calls on their stream.
 //
 // A task that returns an error puts the stream in a sticky error state: every later task is
 // skipped (its onSkip callback, if any, is told why) and synchronize() reports the error.
