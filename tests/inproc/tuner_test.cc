@@ -74,7 +74,8 @@ TEST(Tuner, KangaRingOnWholeChipsOfATorus) {
   auto trn1 = plan::describeTopology("trn1.32xlarge", 16);  // 8 chips: one ring of chips
   ASSERT_TRUE(trn1.isOk()) << trn1.status().message();
   EXPECT_EQ(trn1->shape->chipRings.size(), 1u);
-  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 1024), "mesh");
+  // rdh: within 3 % of the simulator's fastest (mesh) at 1 KiB.
+  EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 1024), "rdh");
   EXPECT_EQ(chosen(*trn1, Collective::kAllReduce, 16, 256 << 20), "kangaring");
   auto trn2 = plan::describeTopology("trn2.48xlarge", 128);  // 16 chips of 8 ranks: two rings
   ASSERT_TRUE(trn2.isOk()) << trn2.status().message();
@@ -100,14 +101,16 @@ TEST(Tuner, NeuronSwitchOnTrn3UltraServers) {
   using algorithms::Collective;
   auto gen1 = plan::describeTopology("trn3-ultraserver-gen1", 512);
   ASSERT_TRUE(gen1.isOk()) << gen1.status().message();
-  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 64), "twoshot");
+  // Small sizes: twotier's rounds issue fewer messages each (a server's chips, then the
+  // servers) than twoshot's across all chips; the simulator's fastest too.
+  EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 64), "twotier");
   EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 16 << 20), "twoshot");
   EXPECT_EQ(chosen(*gen1, Collective::kAllReduce, 512, 128 << 20), "twoshot");
   // Gen2's 36 servers of 4 chips: above a few hundred KiB the heavy traffic stays in a server.
   auto gen2 = plan::describeTopology("trn3-ultraserver-gen2", 1152);
   ASSERT_TRUE(gen2.isOk()) << gen2.status().message();
-  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 8), "twoshot");
-  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 64 << 10), "twoshot");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 8), "twotier");
+  EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 64 << 10), "twotier");
   EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 16 << 20), "twotier");
   EXPECT_EQ(chosen(*gen2, Collective::kAllReduce, 1152, 1 << 30), "twotier");
 }
