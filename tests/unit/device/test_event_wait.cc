@@ -35,39 +35,30 @@ std::future<std::pair<trnrtError_t, bool>> waitBehindLatch(trnrtStream_t stream,
   });
 }
 
-TEST(EventWait, SleepingWaiterIsWokenByALateRecord) {
+// The waiter sleeps (300 ms: well past its polls) until the blocking task finishes with
+// success or failure; it must then return `expected`, after the task, within 10 s.
+void expectLateRecordWakes(bool fail, trnrtError_t expected) {
   StreamGuard stream;
   EventGuard event;
   std::latch release(1);
   std::atomic<bool> released{false};
-  auto waiter = waitBehindLatch(stream.get(), event.get(), release, released, false);
-  // Long enough for the waiter to pass its polls and sleep on the event's doorbell.
+  auto waiter = waitBehindLatch(stream.get(), event.get(), release, released, fail);
   const bool early = waiter.wait_for(300ms) != std::future_status::timeout;
   EXPECT_EQ(trnrtEventQuery(event.get()), trnrtErrorNotReady);
   release.count_down();  // before any assertion returns: the stream's destructor drains it
   EXPECT_FALSE(early) << "returned before the record";
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "never woken";
   auto [result, sawRelease] = waiter.get();
-  EXPECT_EQ(result, trnrtSuccess);
+  EXPECT_EQ(result, expected);
   EXPECT_TRUE(sawRelease);
-  EXPECT_EQ(trnrtEventQuery(event.get()), trnrtSuccess);
+  EXPECT_EQ(trnrtEventQuery(event.get()), expected);
+  EXPECT_EQ(trnrtStreamSynchronize(stream.get()), expected);
 }
 
+TEST(EventWait, SleepingWaiterIsWokenByALateRecord) { expectLateRecordWakes(false, trnrtSuccess); }
+
 TEST(EventWait, SleepingWaiterSeesALateFailure) {
-  StreamGuard stream;
-  EventGuard event;
-  std::latch release(1);
-  std::atomic<bool> released{false};
-  auto waiter = waitBehindLatch(stream.get(), event.get(), release, released, true);
-  const bool early = waiter.wait_for(300ms) != std::future_status::timeout;
-  release.count_down();
-  EXPECT_FALSE(early) << "returned before the record";
-  ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready) << "never woken";
-  auto [result, sawRelease] = waiter.get();
-  EXPECT_EQ(result, trnrtErrorLaunchFailure);
-  EXPECT_TRUE(sawRelease);
-  EXPECT_EQ(trnrtEventQuery(event.get()), trnrtErrorLaunchFailure);
-  EXPECT_EQ(trnrtStreamSynchronize(stream.get()), trnrtErrorLaunchFailure);
+  expectLateRecordWakes(true, trnrtErrorLaunchFailure);
 }
 
 }  // namespace
