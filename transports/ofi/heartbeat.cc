@@ -18,8 +18,9 @@ constexpr size_t kBeatBytes = sizeof(kHeartbeatMagic);
 constexpr auto kCloseWait = std::chrono::milliseconds(200);      // goodbyes, then cancels
 constexpr auto kGreetBound = std::chrono::milliseconds(120000);  // when setup has no deadline
 
-// A heartbeat not taken this long after it was posted is stuck (see the header): the pacing of
-// the ticks (three quarters of an interval), so the next tick already judges it.
+// A heartbeat refused this long (rxm reconnecting, and refused) means a broken connection (see
+// the header): the pacing of the ticks (three quarters of an interval), so the next tick
+// already judges it.
 std::chrono::milliseconds stuckAfter(std::chrono::milliseconds interval) {
   return interval * 3 / 4;
 }
@@ -53,23 +54,27 @@ Status Heartbeats::openObjects(const fi_info& info) {
 Heartbeats::~Heartbeats() {
   std::lock_guard lock(mutex_);
   if (!ep_) return;
-  logSlowest();
+  logDelays();
   sayGoodbye();
   cancelReceives();
 }
 
-void Heartbeats::logSlowest() const {
-  Clock::duration slowest{};
-  int peer = -1;
+// How soon the provider took this rank's heartbeats, which the refusal rule relies on
+// (docs/RELIABILITY.md, F8): the most completion-queue reads a send needed (1: at the first
+// read after fi_tsend), and the longest a check saw one pending or refused.
+void Heartbeats::logDelays() const {
+  uint64_t reads = 0;
+  Clock::duration pending{}, refused{};
   for (const auto& p : peers_) {
-    if (p->slowest > slowest) {
-      slowest = p->slowest;
-      peer = p->config.peer;
-    }
+    reads = std::max(reads, p->mostReads);
+    pending = std::max(pending, p->longestPending);
+    refused = std::max(refused, p->longestRefusal);
   }
-  if (peer < 0) return;
-  TRN_INFO(kNet, "ofi: rank {}: the slowest heartbeat took {:.1f} ms to complete (to rank {})",
-           rank_, std::chrono::duration<double, std::milli>(slowest).count(), peer);
+  using Ms = std::chrono::duration<double, std::milli>;
+  TRN_INFO(kNet,
+           "ofi: rank {}: heartbeat sends completed within {} queue read(s); longest seen "
+           "pending {:.1f} ms, refused {:.1f} ms",
+           rank_, reads, Ms(pending).count(), Ms(refused).count());
 }
 
 Result<std::vector<std::byte>> Heartbeats::name() const {
@@ -133,6 +138,7 @@ Status Heartbeats::send(Peer& peer, Beat& beat, std::byte* buffer, uint64_t magi
   std::memcpy(buffer, &magic, kBeatBytes);
   if (&beat != &peer.beatOut) return post(beat, buffer, wireTag(WireKind::kHeartbeat, rank_, 0), 0);
   peer.sentAt = Clock::now();
+  peer.postedAtRead = reads_;
   TRN_TRY(post(beat, buffer, wireTag(WireKind::kHeartbeat, rank_, peer.seq++), 0));
   if (beat.posted) {
     peer.refusedSince = {};
@@ -150,6 +156,7 @@ Status Heartbeats::postReceive(Peer& peer) {
 // ---- completions ----
 
 void Heartbeats::progress() {
+  ++reads_;
   fi_cq_tagged_entry entries[kCqBatch];
   while (true) {
     ssize_t n = fi_cq_read(cq_.get(), entries, kCqBatch);
@@ -171,7 +178,7 @@ void Heartbeats::arrived(Beat& beat) {
   Peer& p = *beat.peer;
   if (beat.send) {
     if (&beat == &p.beatOut) {
-      if (p.taken) p.slowest = std::max(p.slowest, Clock::now() - p.sentAt);  // not the first
+      if (p.taken) p.mostReads = std::max(p.mostReads, reads_ - p.postedAtRead);  // not the first
       p.taken = true;
     }
     return;
@@ -216,12 +223,17 @@ Status Heartbeats::evaluate(Peer& p, Clock::time_point now, bool awaited) {
     return awaited ? checkLiveness(*c.heard, c.timeout, "ofi", c.peer, c.where) : Status::ok();
   }
   if (!p.failure) return p.failure;
-  const Clock::time_point since = p.beatOut.posted ? p.sentAt : p.refusedSince;
+  if (p.taken && p.beatOut.posted) p.longestPending = std::max(p.longestPending, now - p.sentAt);
+  if (p.taken && p.refusedSince != Clock::time_point{}) {
+    p.longestRefusal = std::max(p.longestRefusal, now - p.refusedSince);
+  }
+  // Only a refusal: a posted heartbeat may legitimately wait under loss (F10).
+  const Clock::time_point since = p.refusedSince;
   if (c.timeout.count() > 0 && p.taken && since != Clock::time_point{} &&
       now - since > stuckAfter(c.interval)) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
     p.failure = Status(Code::kRemoteError,
-                       fmt::format("ofi: heartbeat to rank {} ({}) not taken for {} ms on rank "
+                       fmt::format("ofi: heartbeat to rank {} ({}) refused for {} ms on rank "
                                    "{}: the connection was reset or closed, and the peer's side "
                                    "refuses a new one",
                                    c.peer, c.where, ms, rank_),
