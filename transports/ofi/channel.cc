@@ -30,8 +30,6 @@ Channel::Channel(Endpoint& endpoint, ChannelConfig config)
   for (uint32_t i = 0; i < config_.recvSlots; ++i) init(slotOps_[i], OpKind::kRecvData, i);
   slotBytes_.assign(config_.recvSlots, kNotArrived);
   recvHeaderBytes_.fill(kNotArrived);
-  init(heartbeatOut_, OpKind::kSendHeartbeat, 0);
-  init(heartbeatIn_, OpKind::kRecvHeartbeat, 0);
 }
 
 std::byte* Channel::headerMemory(uint32_t index) const {
@@ -40,53 +38,12 @@ std::byte* Channel::headerMemory(uint32_t index) const {
 
 Status Channel::start() {
   Result<RegisteredBuffer> headers = RegisteredBuffer::allocate(
-      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders + 2) * kHeaderBytes);
+      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders) * kHeaderBytes);
   if (!headers) return headers.status();
   headers_ = std::move(*headers);
   for (uint32_t slot = 0; slot < kRecvHeaders; ++slot) TRN_TRY(postRecvHeader(slot, slot));
-  if (config_.heartbeat.count() > 0) TRN_TRY(postRecvHeartbeat());
   heard_.touch();
   return Status::ok();
-}
-
-// ---- liveness ----
-
-Status Channel::postRecvHeartbeat() {
-  Op& op = heartbeatIn_;
-  op.buffer = headerMemory(kSendHeaders + kRecvHeaders + 1);
-  op.bytes = sizeof(kHeartbeatMagic);
-  op.desc = headers_.desc();
-  op.address = FI_ADDR_UNSPEC;
-  op.tag = wireTag(WireKind::kHeartbeat, config_.peer, 0);
-  op.ignore = kSeqMask;  // any heartbeat of this peer
-  return endpoint_.post(op);
-}
-
-Status Channel::postHeartbeat() {
-  Op& op = heartbeatOut_;
-  op.buffer = headerMemory(kSendHeaders + kRecvHeaders);
-  std::memcpy(op.buffer, &kHeartbeatMagic, sizeof(kHeartbeatMagic));
-  op.bytes = sizeof(kHeartbeatMagic);
-  op.desc = headers_.desc();
-  op.address = config_.address;
-  op.tag = wireTag(WireKind::kHeartbeat, config_.self, heartbeatSeq_++);
-  heartbeatInFlight_ = true;
-  return endpoint_.post(op);
-}
-
-bool Channel::tick(Clock::time_point now) {
-  if (!error_) return false;
-  Status alive = checkLiveness(heard_, config_.timeout, "ofi", config_.peer, config_.where);
-  // Three quarters: the liveness thread ticks once an interval, and a tick landing a hair
-  // early must not push the heartbeat to the next one (two intervals apart).
-  if (alive && config_.heartbeat.count() > 0 && !heartbeatInFlight_ &&
-      now - lastHeartbeat_ >= config_.heartbeat * 3 / 4) {
-    lastHeartbeat_ = now;
-    alive = postHeartbeat();
-  }
-  if (alive) return false;
-  error_ = std::move(alive);
-  return true;
 }
 
 // ---- sending ----
@@ -360,13 +317,6 @@ void Channel::complete(Op& op, size_t bytes) {
     case OpKind::kRecvData:
       heard_.touch();
       slotBytes_[op.index] = bytes;
-      break;
-    case OpKind::kSendHeartbeat:
-      heartbeatInFlight_ = false;
-      break;
-    case OpKind::kRecvHeartbeat:
-      heard_.touch();
-      if (Status reposted = postRecvHeartbeat(); !reposted && error_) error_ = std::move(reposted);
       break;
   }
 }

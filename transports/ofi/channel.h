@@ -19,11 +19,9 @@
 // handed to the consumer in sequence order, straight out of the slot, and reposted for the
 // sequence `recvSlots` further on once consumed.
 //
-// Liveness (transports/core/liveness.h): with a heartbeat interval, the channel keeps one
-// heartbeat receive posted and, on each tick(), sends a heartbeat when none is in flight and
-// the last was sent an interval ago. Any receive completion counts as hearing from the peer;
-// a channel that heard nothing for its liveness timeout fails with kTimeout, as does one
-// whose heartbeat send fails (a reset connection).
+// Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
+// heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
+// channel whose link failed (fail(Status)), so its later calls report it.
 #pragma once
 
 #include <array>
@@ -50,9 +48,6 @@ struct ChannelConfig {
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
-  std::chrono::milliseconds heartbeat{0};  // the pair's interval (0: no heartbeats)
-  std::chrono::milliseconds timeout{0};    // this rank's liveness timeout (0: no check)
-  const char* where = "";                  // names the link in errors (the provider)
 };
 
 class Channel {
@@ -73,12 +68,14 @@ class Channel {
   // Completion of one of this channel's operations (called by Endpoint::progress).
   void complete(Op& op, size_t bytes);
   void fail(Op& op, Status status);
+  // The link failed (heartbeat.h): every later call reports `status`.
+  void fail(Status status) {
+    if (error_) error_ = std::move(status);
+  }
+  // When anything last arrived from the peer (written by receive completions and heartbeats).
+  LastHeard& heard() { return heard_; }
 
-  // Sends a heartbeat if one is due, fails the channel if it has been silent too long; true
-  // when it failed just now. Under the endpoint's lock, like everything here.
-  bool tick(Clock::time_point now);
-
-  // Sends posted or queued whose completion has not arrived (heartbeats aside).
+  // Sends posted or queued whose completion has not arrived.
   bool sending() const;
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
@@ -88,8 +85,6 @@ class Channel {
     for (Op& op : pieceOps_) f(op);
     for (Op& op : recvHeaderOps_) f(op);
     for (Op& op : slotOps_) f(op);
-    f(heartbeatOut_);
-    f(heartbeatIn_);
   }
   const Status& error() const { return error_; }
   int peer() const { return config_.peer; }
@@ -107,8 +102,6 @@ class Channel {
   };
 
   Status postHeader();
-  Status postRecvHeartbeat();
-  Status postHeartbeat();
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
   Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
   void releaseRegistration(Piece& piece);
@@ -124,16 +117,9 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
-  // kSendHeaders outgoing, kRecvHeaders incoming, then one heartbeat out and one in.
+  // kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
-
-  // Liveness.
   LastHeard heard_;
-  Op heartbeatOut_{};
-  Op heartbeatIn_{};
-  bool heartbeatInFlight_ = false;
-  uint64_t heartbeatSeq_ = 0;
-  Clock::time_point lastHeartbeat_{};
 
   // Sending.
   MessageState send_;

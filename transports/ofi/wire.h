@@ -8,9 +8,10 @@
 // and size; the receiver checks both against beginRecv() before it hands out any byte.
 // A message of 0 bytes puts nothing on the wire (like shm): the executor never polls it.
 //
-// Heartbeats (transports/core/liveness.h) are tagged messages of their own kind, 8 bytes each,
-// numbered by a third sequence; the receiver takes them whatever their number (the sequence
-// bits are ignored on its one posted heartbeat receive).
+// Heartbeats (transports/core/liveness.h) travel on an endpoint of their own (heartbeat.h):
+// tagged messages of their own kind, 8 bytes each (kHeartbeatMagic, or kGoodbyeMagic when the
+// sender closes), numbered by their own sequence; the receiver takes them whatever their
+// number (the sequence bits are ignored on its one posted heartbeat receive per peer).
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,7 @@ inline uint64_t wireTag(WireKind kind, int senderRank, uint64_t seq) {
 }
 
 inline constexpr uint64_t kHeartbeatMagic = 0x74'61'65'62'69'66'6f'74ULL;  // "tofibeat"
+inline constexpr uint64_t kGoodbyeMagic = 0x21'65'79'62'69'66'6f'74ULL;    // "tofibye!"
 
 inline constexpr uint32_t kHeaderMagic = 0x4f464931;  // "OFI1"
 
