@@ -124,6 +124,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
+    config.registered = ctx_.registered;
     const fi_fabric_attr* fabric = endpoint_->info().fabric_attr;
     config.where = fabric != nullptr && fabric->prov_name != nullptr ? fabric->prov_name : "ofi";
     // Liveness guards network links. libfabric's shm provider stays on the host, where a dead
