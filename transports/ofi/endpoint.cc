@@ -105,7 +105,7 @@ Status Endpoint::openObjects() {
     int fd = -1;
     rc = fi_control(&cq_->fid, FI_GETWAIT, &fd);
     if (rc == 0 && fd >= 0) {
-      waker_ = std::make_unique<Waker>(fd, bell_);
+      waker_ = std::make_unique<Waker>(fd, bell_, &cqReads_);
     } else {
       TRN_INFO(kNet, "ofi: no wait descriptor ({}); polling only", fiError("fi_control", rc));
     }
@@ -289,6 +289,7 @@ Status Endpoint::progress() {
     completed = true;
     if (static_cast<size_t>(n) < kCqBatch) break;
   }
+  cqReads_.fetch_add(1, std::memory_order_release);
   while (!queued_.empty()) {
     Op* op = queued_.front();
     Result<bool> posted = tryPost(*op);
@@ -301,11 +302,6 @@ Status Endpoint::progress() {
   }
   if (completed) bell_->ring();
   return Status::ok();
-}
-
-bool Endpoint::tryWait() {
-  fid* fids[] = {&cq_->fid};
-  return fi_trywait(fabric_.get(), fids, 1) == FI_SUCCESS;
 }
 
 void Endpoint::startLiveness(std::chrono::milliseconds interval) {
@@ -324,9 +320,6 @@ void Endpoint::runLiveness(std::chrono::milliseconds interval) {
       bool failed = false;
       for (auto& channel : channels_) failed |= channel->tick(now);
       if (failed) bell_->ring();  // let a sleeping executor see it
-      // Its progress() may have taken completions an executor asleep in poll(2) on the queue
-      // waits for (the descriptor will not show them again): make that executor look.
-      if (waker_) waker_->kick();
     }
     wait.lock();
   }

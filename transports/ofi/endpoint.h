@@ -6,11 +6,9 @@
 // reads the completion queue (driving a manual-progress provider), hands each completion to
 // its channel, retries operations the provider refused with -FI_EAGAIN (queued in order), and
 // rings the communicator's doorbell when anything completed. When the completion queue has a
-// file-descriptor wait object, an executor waiting only on ofi connections blocks in poll(2) on
-// that descriptor itself (after fi_trywait, tryWait()); one that also waits on shm sleeps on the
-// doorbell and arms a small thread (waker.h) that rings it once the descriptor turns readable,
-// so it wakes for arriving data instead of at its 5 ms poll bound. The thread never calls into
-// libfabric.
+// file-descriptor wait object, a small thread (waker.h) rings the doorbell as soon as the
+// descriptor turns readable, so an executor sleeping on the doorbell wakes for arriving data
+// instead of at its 5 ms poll bound; the thread never calls into libfabric.
 //
 // Registration: when the provider needs local registration (FI_MR_LOCAL in mr_mode) or
 // TRNCCL_OFI_MR_LOCAL=1 says to behave as if it did, the channels register their own buffers
@@ -36,6 +34,7 @@
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -116,11 +115,6 @@ class Endpoint {
   MrCache* mrCache() const { return mrCache_.get(); }
   size_t maxMessageBytes() const { return info_->ep_attr->max_msg_size; }
   bool hasWaker() const { return waker_ != nullptr; }
-  // The completion queue's wait descriptor and its thread (waker.h); null: poll only.
-  Waker* waker() const { return waker_.get(); }
-  // fi_trywait on the completion queue, under the lock: true when a waiter may block on its
-  // descriptor, false when completions (or bytes the provider read ahead) wait for progress().
-  bool tryWait();
 
  private:
   Endpoint(InfoPtr info, int rank, Doorbell* bell, MemoryLocator locate);
@@ -138,6 +132,7 @@ class Endpoint {
   Doorbell* bell_;
   MemoryLocator locate_;  // for the registration cache
   std::mutex mutex_;
+  std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
   Status error_;
   std::deque<Op*> queued_;
   size_t posted_ = 0;     // operations the provider holds (Op::posted)

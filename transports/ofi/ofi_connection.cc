@@ -2,8 +2,6 @@
 
 #include <mutex>
 
-#include "transports/ofi/waker.h"
-
 namespace trnccl::transport::ofi {
 
 Status OfiConnection::beginSend(uint64_t tag, size_t bytes) {
@@ -39,33 +37,6 @@ Status OfiConnection::checkPeer() {
   TRN_TRY(endpoint_->progress());
   channel_.tick(Clock::now());  // the liveness check, at the executor's pace while it waits
   return channel_.error();
-}
-
-void OfiConnection::wakeFds(std::vector<int>& fds) const {
-  Waker* waker = endpoint_->waker();
-  if (waker == nullptr || waker->kickFd() < 0) return;
-  {
-    std::lock_guard lock(endpoint_->mutex());
-    // News the descriptor may not show (completions queued, bytes read ahead): return at once.
-    if (!endpoint_->tryWait()) waker->kick();
-  }
-  fds.push_back(waker->cqFd());
-  fds.push_back(waker->kickFd());
-}
-
-void OfiConnection::woke() {
-  if (Waker* waker = endpoint_->waker()) waker->clearKick();
-}
-
-void OfiConnection::armDoorbell() {
-  Waker* waker = endpoint_->waker();
-  if (waker == nullptr) return;
-  std::lock_guard lock(endpoint_->mutex());
-  if (endpoint_->tryWait()) {
-    waker->arm();
-  } else {
-    waker->ring();  // news pending: the sleep must not start
-  }
 }
 
 }  // namespace trnccl::transport::ofi

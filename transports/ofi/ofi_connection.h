@@ -1,11 +1,9 @@
 // A connection over libfabric: a handle on one Channel of a shared Endpoint. Every call takes
 // the endpoint's lock and drives its completion queue first (endpoint.h), so any connection's
-// polling moves every connection's data of that rank. A waiting executor blocks on the queue's
-// wait descriptor itself or arms the endpoint's waker (waker.h).
+// polling moves every connection's data of that rank.
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "transports/core/transport.h"
 #include "transports/ofi/channel.h"
@@ -25,11 +23,6 @@ class OfiConnection final : public Connection {
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
   size_t bufferBytes() const override { return channel_.bufferBytes(); }
   Status checkPeer() override;
-  // Waiting (waker.h): the completion queue's descriptor and the waker's kick fd, kicked when
-  // fi_trywait says news is pending; none without a wait descriptor (the doorbell, polled).
-  void wakeFds(std::vector<int>& fds) const override;
-  void woke() override;
-  void armDoorbell() override;
   // checkLink() stays the default (OK): rxm connects a pair on its first message, and in the
   // F11 delay test (a relaying proxy) pairs that exchange no data never got a heartbeat
   // through, so checking them would fail a working network (docs/RELIABILITY.md).
