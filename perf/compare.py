@@ -150,7 +150,8 @@ def plan(args, np, transports):
             r.append(Run("trnccl-tcp", ["tcp"], [perf_bin], TRNCCL_TCP_ENV))
             if os.path.exists(mpi_bin):
                 r.append(Run("ompi-tcp", ["tcp"], MPI_TCP + mpi_yield + [mpi_bin, mpi_name]))
-        if os.path.exists(gloo_bin):  # Gloo has only TCP: one run feeds both tables
+        gloo_ok = args.gloo_max_ranks is None or np <= args.gloo_max_ranks
+        if gloo_ok and os.path.exists(gloo_bin):  # Gloo has only TCP: one run feeds both tables
             for label, name in gloos:
                 r.append(Run(label, transports, [gloo_bin, name], gloo=True))
         runs[coll] = r
@@ -250,6 +251,9 @@ def parse_args():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
     ap.add_argument("--transports", default="shm,tcp")
+    ap.add_argument("--gloo-max-ranks", type=int, default=None,
+                    help="run Gloo only up to this rank count (oversubscribed, Gloo's "
+                         "2000-iteration latency runs take minutes per collective)")
     ap.add_argument("--out", default=os.path.join(HERE, "..", "docs", "perf"))
     ap.add_argument("--timeout", type=int, default=900, help="seconds per program run")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # trnccl-sim's prediction of this machine against a measurement (docs/SIMULATOR.md, "This
-# machine"): calibrates a `host` description (trnccl-sim-calibrate), predicts
+# machine"): calibrates a `host` description for N ranks (trnccl-sim-calibrate --chips N), predicts
 # `mpirun -np N all_reduce_perf` over shm at N = 2 and 4 ranks with it, runs the benchmark, and
 # prints one table of predicted against measured time (out-of-place), both with the same
 # algorithm (ring: TRNCCL_ALGO for the library, --algo for the simulator).
@@ -10,10 +10,10 @@ build=${1:-build}
 algo=${2:-ring}
 yaml=$(mktemp --suffix=.yaml)
 trap 'rm -f "$yaml"' EXIT
-"$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips 4 --out "$yaml"
 sizes=(-b 64K -e 64M -f 8)
 printf '%6s %12s %12s %12s %8s\n' ranks bytes predicted_us measured_us error
 for n in 2 4; do
+  "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --out "$yaml" >&2
   predicted=$("$build/tools/trnccl-sim/trnccl-sim" "$yaml" --ranks "$n" --coll allreduce \
     "${sizes[@]}" --algo "$algo" | awk '!/^#/ && NF {print $1, $6}')
   measured=$(timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$n" \

@@ -13,9 +13,11 @@
 namespace trnccl::algorithms {
 
 // Direct reduce-scatter: block b (in(b), count(b) elements) goes to member b; the copies of this
-// member's block are reduced into `out` (in(pos) op arrivals, one member at a time from pos-1
-// downward; divided by the schedule's nranks after the last if postOp). Rounds of at most
-// 2 * sliceElems per block.
+// member's block are folded into `out` in the members' rank order, op(...op(op(x0, x1), x2)...)
+// with the running value the first operand (divided by the schedule's nranks after the last if
+// postOp): over the whole communicator, the rank-order fold of Algorithm::foldsInRankOrder. One
+// arrival per step; in place, the running value waits in scratch until this member's own slice
+// (under `out`) is folded. Rounds of at most 2 * sliceElems per block.
 void directReduceScatter(schedule::Schedule& s, const Ring& group, const BlockPtr& in,
                          std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp);
 

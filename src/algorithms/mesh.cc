@@ -4,14 +4,18 @@
 // All-gather: one round, my block to every peer and every peer's block from it, concurrently.
 // Reduce-scatter: round (1) of the all-reduce below, on blocks of recvcount.
 // All-reduce:
-// Composition: (1) send block k to rank k for every k concurrently, and reduce the n-1 blocks
-// r that arrive, one peer at a time in rank order, into recvbuff block r (divided for avg);
-// (2) send the final block r to every peer, and receive every other final block, concurrently.
+// Composition: (1) send block k to rank k for every k concurrently, and fold the n copies of
+// block r (the n-1 that arrive and this rank's), one at a time in rank order, into recvbuff
+// block r (divided for avg); (2) send the final block r to every peer, and receive every other
+// final block, concurrently. Each element is folded once, op(...op(op(x0, x1), x2)...), by its
+// block's owner, then copied: mesh all-reduce and reduce-scatter keep deterministic mode's order
+// (Algorithm::foldsInRankOrder), so small deterministic calls take two rounds, not ordered's
+// ring all-gather.
 // Steps: 2 rounds; bytes per rank: 2(n-1)/n * S, like the ring, with latency 2 hops instead of
 // 2(n-1). Supported while one block fits a connection's buffer twice over (each send completes
 // without waiting for its receiver), i.e. for small messages. In place works: block r is read
-// (as the reduction's first operand) before it is written, and other blocks are sent before
-// they are received into.
+// before it is written (until then the running value waits in scratch), and other blocks are
+// sent before they are received into.
 #include "algorithms/mesh.h"
 
 #include <algorithm>
@@ -74,6 +78,7 @@ const Algorithm kMeshAllReduce = {
     .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directBlockRound(a, m); },
     .usesChannels = false,
     .build = allReduce,
+    .foldsInRankOrder = true,
 };
 
 const Algorithm kMeshAllGather = {
@@ -92,6 +97,7 @@ const Algorithm kMeshReduceScatter = {
     .estimate = directBlockRound,
     .usesChannels = false,
     .build = reduceScatter,
+    .foldsInRankOrder = true,
 };
 
 }  // namespace trnccl::algorithms

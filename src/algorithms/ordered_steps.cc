@@ -10,14 +10,6 @@ namespace trnccl::algorithms {
 using schedule::Primitive;
 using schedule::Step;
 
-namespace {
-
-bool overlaps(const std::byte* a, const std::byte* b, size_t bytes) {
-  return bytes > 0 && a < b + bytes && b < a + bytes;
-}
-
-}  // namespace
-
 void orderedReduceScatter(schedule::Schedule& s, const CollArgs& a, const BlockPtr& in,
                           std::byte* out, const BlockCount& count, size_t sliceElems, bool postOp) {
   const int n = a.nranks, r = a.rank;

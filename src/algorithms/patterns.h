@@ -37,6 +37,12 @@ constexpr size_t sliceCount(size_t count, size_t base, size_t slice) {
   return count > base ? (slice < count - base ? slice : count - base) : 0;
 }
 
+// Whether regions [a, a + bytes) and [b, b + bytes) share a byte: a sub-collective's output
+// over its own input block (in place).
+inline bool overlaps(const std::byte* a, const std::byte* b, size_t bytes) {
+  return bytes > 0 && a < b + bytes && b < a + bytes;
+}
+
 // Blocks first, first+1, ..., first+len-1 of n taken mod n (len <= n), as at most two runs of
 // consecutive indices: [first, n) and then [0, rest) when the range wraps (the second run's len
 // is 0 otherwise).

@@ -62,6 +62,17 @@ void interleaveChannels(schedule::Schedule& s, const std::vector<std::vector<Ste
   }
 }
 
+void ringChannels(schedule::Schedule& s, const CollArgs& a, size_t count,
+                  const ChannelSteps& addChannel) {
+  const auto rings = channelRings(a.shape.get(), a.nranks);
+  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
+  std::vector<std::vector<Step>> perChannel(channels);
+  for (int c = 0; c < channels; ++c) {
+    addChannel(ringAt(rings[c], a.rank), evenBlock(count, channels, c), perChannel[c]);
+  }
+  interleaveChannels(s, perChannel);
+}
+
 namespace {
 
 size_t maxCount(const Ring& ring, const BlockCount& count) {

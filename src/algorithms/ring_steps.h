@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/patterns.h"
 #include "schedule/schedule.h"
 
 namespace trnccl::algorithms {
@@ -39,6 +40,16 @@ std::vector<std::vector<int>> channelRings(const Shape* shape, int nranks);
 // channel's connections carry only that channel's messages.
 void interleaveChannels(schedule::Schedule& s,
                         const std::vector<std::vector<schedule::Step>>& channels);
+
+// The channels of a flat ring algorithm (allreduce/, allgather/ and reducescatter/ring.cc):
+// channel c of args.channels (at most the usable rings, channelRings) moves part c of every
+// block, evenBlock(count, channels, c), around the c-th ring, this rank positioned on it.
+// addChannel(ring, part, steps) appends the channel's steps (the *Steps functions below); then
+// the k-th steps of all channels run together (interleaveChannels).
+using ChannelSteps =
+    std::function<void(const Ring& ring, Block part, std::vector<schedule::Step>& steps)>;
+void ringChannels(schedule::Schedule& s, const CollArgs& a, size_t count,
+                  const ChannelSteps& addChannel);
 
 using BlockPtr = std::function<std::byte*(int block)>;
 using BlockCount = std::function<size_t(int block)>;

@@ -6,6 +6,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <cerrno>
@@ -47,15 +48,24 @@ struct Bootstrap::Impl {
     if (broken.isOk()) broken = s;
     return s;
   }
+  // A frame with `arg` nranks, or the given one (a revoke's Code).
   Status send(wire::Type type, std::span<const std::byte> body, const OpContext& op);
+  Status send(wire::Type type, int32_t arg, std::span<const std::byte> body, const OpContext& op);
   Result<wire::Header> receive(wire::Type expected, uint64_t maxLength, const OpContext& op);
   Status receiveTable(const OpContext& op);
+  // One round relayed by the root: kGather (every rank's block, each of mine's size) or
+  // kBroadcast (rank 0's block, of any size up to kMaxGatherBytes).
+  Result<std::vector<std::byte>> exchange(wire::Type type, std::span<const std::byte> mine);
 };
 
 Status Bootstrap::Impl::send(wire::Type type, std::span<const std::byte> body,
                              const OpContext& op) {
-  wire::Header h{
-      .type = type, .idMagic = magic, .rank = rank, .arg = nranks, .length = body.size()};
+  return send(type, nranks, body, op);
+}
+
+Status Bootstrap::Impl::send(wire::Type type, int32_t arg, std::span<const std::byte> body,
+                             const OpContext& op) {
+  wire::Header h{.type = type, .idMagic = magic, .rank = rank, .arg = arg, .length = body.size()};
   wire::HeaderBytes bytes = wire::encode(h);
   return socket.write(bytes.data(), bytes.size(), body.data(), body.size(), op);
 }
@@ -154,28 +164,40 @@ const std::vector<std::vector<std::byte>>& Bootstrap::infos() const {
 
 Result<std::vector<std::byte>> Bootstrap::allGather(std::span<const std::byte> mine) {
   if (tiers_) return tiers_->allGather(mine);
-  std::lock_guard<std::mutex> lock(impl_->opMu);
-  if (impl_->socket.aborted()) return Status(Code::kInvalidUsage, "bootstrap: used after abort()");
-  if (!impl_->broken.isOk()) return impl_->broken;
+  return impl_->exchange(wire::Type::kGather, mine);
+}
+
+Result<std::vector<std::byte>> Bootstrap::broadcastFromFirst(std::span<const std::byte> mine) {
+  return impl_->exchange(wire::Type::kBroadcast, mine);
+}
+
+Result<std::vector<std::byte>> Bootstrap::Impl::exchange(wire::Type type,
+                                                         std::span<const std::byte> mine) {
+  std::lock_guard<std::mutex> lock(opMu);
+  if (socket.aborted()) return Status(Code::kInvalidUsage, "bootstrap: used after abort()");
+  if (!broken.isOk()) return broken;
   if (mine.size() > wire::kMaxGatherBytes) {
     return invalidArgument("bootstrap: allGather of {} bytes exceeds {}", mine.size(),
                            wire::kMaxGatherBytes);
   }
-  OpContext op = impl_->op(Deadline::after(impl_->timeout),
-                           fmt::format("waiting for allGather of {} bytes", mine.size()));
-  Status sent = impl_->send(wire::Type::kGather, mine, op);
-  if (!sent) return impl_->fail(sent);
-  uint64_t total = mine.size() * static_cast<uint64_t>(impl_->nranks);
-  auto h = impl_->receive(wire::Type::kResult, total, op);
-  if (!h) return impl_->fail(h.status());
-  if (h->length != total) {
-    return impl_->fail(Status(
+  const bool gather = type == wire::Type::kGather;
+  OpContext ctx = op(
+      Deadline::after(timeout),
+      fmt::format("waiting for {} of {} bytes", gather ? "allGather" : "a broadcast", mine.size()));
+  Status sent = send(type, mine, ctx);
+  if (!sent) return fail(sent);
+  const uint64_t total =
+      gather ? mine.size() * static_cast<uint64_t>(nranks) : wire::kMaxGatherBytes;
+  auto h = receive(wire::Type::kResult, total, ctx);
+  if (!h) return fail(h.status());
+  if (gather && h->length != total) {
+    return fail(Status(
         Code::kRemoteError,
         fmt::format("bootstrap: allGather result of {} bytes, expected {}", h->length, total)));
   }
-  std::vector<std::byte> result(total);
-  Status got = impl_->socket.read(result.data(), result.size(), op);
-  if (!got) return impl_->fail(got);
+  std::vector<std::byte> result(h->length);
+  Status got = socket.read(result.data(), result.size(), ctx);
+  if (!got) return fail(got);
   return result;
 }
 
@@ -191,10 +213,7 @@ void Bootstrap::setTimeout(std::chrono::milliseconds timeout) {
 }
 
 Status Bootstrap::checkRoot(bool rootExitFails) {
-  if (tiers_) {
-    TRN_TRY(tiers_->local->checkRoot(rootExitFails));
-    return tiers_->top ? tiers_->top->checkRoot(rootExitFails) : Status::ok();
-  }
+  if (tiers_) return tiers_->checkRoot(rootExitFails);
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (!lock.owns_lock()) return Status::ok();  // an exchange runs: it reports failures itself
   if (!impl_->broken.isOk()) return impl_->broken;
@@ -234,13 +253,17 @@ void Bootstrap::abort() {
 }
 
 void Bootstrap::revoke() {
-  if (tiers_) {
-    if (tiers_->top) tiers_->top->revoke();
-    return tiers_->local->revoke();
-  }
+  if (tiers_) return tiers_->revoke();
+  revokeWith(Status::ok());
+}
+
+void Bootstrap::revokeWith(const Status& why) {
   std::unique_lock<std::mutex> lock(impl_->opMu, std::try_to_lock);
   if (lock.owns_lock() && impl_->ready && impl_->broken.isOk() && !impl_->socket.aborted()) {
-    Status s = impl_->send(wire::Type::kRevoke, {},
+    const std::string& text = why.message();
+    const size_t n = why.isOk() ? 0 : std::min<size_t>(text.size(), wire::kMaxErrorBytes);
+    Status s = impl_->send(wire::Type::kRevoke, static_cast<int32_t>(why.code()),
+                           std::as_bytes(std::span(text.data(), n)),
                            impl_->op(Deadline::after(kGoodbyeTimeout), "revoking"));
     if (!s) TRN_INFO(kBoot, "{}", s.message());
   }

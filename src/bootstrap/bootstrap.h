@@ -86,10 +86,17 @@ class Bootstrap : public transport::OobChannel {
   void abort();
   // Tells the root this rank revoked the communicator (it then fails every rank with that
   // message), then aborts. While an exchange holds the connection, aborting alone tells the
-  // root too (it reports this rank as disconnected). Any thread; bounded by 1 s.
+  // root too (it reports this rank as disconnected). Any thread; bounded by 1 s. Over several
+  // roots the revoke reaches every rank of every group (tiered.cc).
   void revoke();
 
  private:
+  // revoke(), the root failing every rank with `why` (its message and code) unless it is OK.
+  void revokeWith(const Status& why);
+  // Rank 0's `mine` (any size up to the allGather limit), relayed by the root to every rank
+  // once; the other ranks pass nothing. One root only (a tier's session).
+  Result<std::vector<std::byte>> broadcastFromFirst(std::span<const std::byte> mine);
+
   struct Impl;
   struct Tiers;
   explicit Bootstrap(std::unique_ptr<Impl> impl);

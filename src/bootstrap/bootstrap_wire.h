@@ -9,9 +9,14 @@
 //   root -> rank   kTable    payload = nranks x u64 blob length, then the blobs in rank order
 //   rank -> root   kGather   payload = this rank's contribution (<= kMaxGatherBytes)
 //   root -> rank   kResult   payload = all contributions, rank order
+//   rank -> root   kBroadcast payload = rank 0's bytes from rank 0, nothing from the others;
+//                             the root answers every rank with kResult = rank 0's bytes (a
+//                             round of its own: every rank of it sends kBroadcast)
 //   rank -> root   kGoodbye  no payload; the rank is done
 //   root -> rank   kError    rank = the rank the error concerns (-1: none), payload = message
-//   rank -> root   kRevoke   no payload; the rank revoked the communicator (trncclCommRevoke)
+//   rank -> root   kRevoke   the rank revoked the communicator (trncclCommRevoke); payload: none,
+//                            or the message every rank is failed with (<= kMaxErrorBytes; arg =
+//                            its Code), when a tier relays another session's failure (tiered.cc)
 // On a rank's recovery port, for a shrink (recovery.h):
 //   rank -> leader kShrinkAsk rank (in the parent), arg = n, idMagic = the parent's magic,
 //                             payload = u32 attempt, then the n excluded ranks, ascending, u32
@@ -49,6 +54,7 @@ enum class Type : uint16_t {
   kRevoke = 7,
   kShrinkAsk = 8,
   kShrinkId = 9,
+  kBroadcast = 10,
 };
 
 struct Header {

@@ -70,7 +70,7 @@ class RootService::Impl {
   // root_relay.cc: after check-in.
   void readFrame(const ConnPtr& c);
   void onFrame(const ConnPtr& c, const wire::Header& h);
-  void onGather(const ConnPtr& c);
+  void onGather(const ConnPtr& c, wire::Type type);
   void completeRound();
   void onGoodbye(const ConnPtr& c);
   // bootstrap_root.cc: writing, failing and closing.
@@ -102,6 +102,7 @@ class RootService::Impl {
   std::set<ConnPtr> conns_;  // every open connection
   std::vector<std::optional<std::vector<std::byte>>> round_;
   int gathered_ = 0;
+  wire::Type roundType_ = wire::Type::kGather;  // kGather or kBroadcast, from its first frame
 };
 
 }  // namespace trnccl::bootstrap

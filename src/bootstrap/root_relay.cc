@@ -1,6 +1,7 @@
 // The bootstrap root after check-in (root_impl.h): it relays allGather rounds (barrier is an
-// empty one), collects goodbyes, and fails every rank when one revokes the communicator. A rank
-// that sends anything else, or leaves without a goodbye, fails the communicator (onLost,
+// empty one) and broadcast rounds (rank 0's bytes to every rank), collects goodbyes, and fails
+// every rank when one revokes the communicator (with the revoke's message, if it carries one). A
+// rank that sends anything else, or leaves without a goodbye, fails the communicator (onLost,
 // bootstrap_root.cc).
 #include <boost/asio/read.hpp>
 
@@ -15,8 +16,10 @@ void RootService::Impl::readFrame(const ConnPtr& c) {
     wire::Header h = wire::decode(c->inHeader);
     net::HeaderCheck check = wire::check(h, wire::kMaxGatherBytes);
     if (!check.ok()) return onLost(c, fmt::format("sent an invalid frame: {}", check.problem));
-    bool empty = h.type == wire::Type::kGoodbye || h.type == wire::Type::kRevoke;
-    if ((h.type != wire::Type::kGather && !empty) || (empty && h.length != 0)) {
+    const bool goodbye = h.type == wire::Type::kGoodbye, revoke = h.type == wire::Type::kRevoke;
+    const bool block = h.type == wire::Type::kGather || h.type == wire::Type::kBroadcast;
+    if ((!block && !goodbye && !revoke) || (goodbye && h.length != 0) ||
+        (revoke && h.length > wire::kMaxErrorBytes)) {
       return onLost(c, fmt::format("sent an invalid frame (type {}, {} bytes)",
                                    static_cast<int>(h.type), h.length));
     }
@@ -35,16 +38,29 @@ void RootService::Impl::onFrame(const ConnPtr& c, const wire::Header& h) {
   if (h.type == wire::Type::kGoodbye) return onGoodbye(c);
   if (h.type == wire::Type::kRevoke) {
     // The rank is alive and says the communicator is broken: every rank must stop using it.
+    if (!c->inBody.empty()) {  // in its own words (a tier relaying another session's failure)
+      return failAll(
+          wire::codeFromWire(h.arg), -1,
+          std::string(reinterpret_cast<const char*>(c->inBody.data()), c->inBody.size()));
+    }
     return failAll(
         Code::kRemoteError, c->rank,
         fmt::format("bootstrap: rank {} revoked the communicator (trncclCommRevoke)", c->rank));
   }
   if (phase_ != Phase::kServing) return onLost(c, "sent allGather before init completed");
-  onGather(c);
+  onGather(c, h.type);
 }
 
-void RootService::Impl::onGather(const ConnPtr& c) {
+void RootService::Impl::onGather(const ConnPtr& c, wire::Type type) {
   if (round_[c->rank].has_value()) return onLost(c, "sent two allGather blocks in one round");
+  if (gathered_ == 0) roundType_ = type;
+  if (type != roundType_ ||
+      (type == wire::Type::kBroadcast && c->rank != 0 && !c->inBody.empty())) {
+    return failAll(Code::kInvalidUsage, c->rank,
+                   fmt::format("bootstrap: rank {} sent {} in a round of {}", c->rank,
+                               type == wire::Type::kBroadcast ? "a broadcast" : "an allGather",
+                               roundType_ == wire::Type::kBroadcast ? "broadcast" : "allGather"));
+  }
   for (const ConnPtr& other : ranks_) {
     if (other->saidGoodbye) {
       return failAll(
@@ -58,6 +74,13 @@ void RootService::Impl::onGather(const ConnPtr& c) {
 }
 
 void RootService::Impl::completeRound() {
+  if (roundType_ == wire::Type::kBroadcast) {  // rank 0's block to every rank, once each
+    auto result = std::make_shared<std::vector<std::byte>>(std::move(*round_[0]));
+    for (auto& block : round_) block.reset();
+    gathered_ = 0;
+    for (const ConnPtr& c : ranks_) send(c, {.type = wire::Type::kResult, .rank = c->rank}, result);
+    return;
+  }
   size_t size = round_[0]->size();
   for (int r = 1; r < nranks_; ++r) {
     if (round_[r]->size() != size) {

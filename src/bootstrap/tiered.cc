@@ -6,14 +6,17 @@
 //
 // Every operation of the OobChannel runs in three steps over these sessions:
 //   allGather: the group's allGather, then the leaders' (blocks of different groups differ in
-//   size: padded to the largest), then each leader hands the whole table to its group (a group
-//   allGather in which the others send zeros of the same size: a root relays only equal
-//   blocks, so this step costs group size x table bytes per rank; fine at setup, where tables
-//   are small);
+//   size: padded to the largest), then each leader hands the whole table to its group (a
+//   broadcast round of the group's root: the leader sends it once, the root sends it once to
+//   each rank of the group, the others send nothing);
 //   barrier: the group's, the leaders', the group's.
-// Failures: a group root reports its group's failures to that group; a rank's revoke reaches
-// its own group, and, from a leader, the other leaders. Other groups learn of it through their
-// next operation's error or the transports' peer checks.
+// Failures: a group root reports its group's failures to that group (a rank gone, a revoke),
+// the leaders' root to the leaders. A leader bridges the two: the first failure either session
+// reports to it (at its next look at the roots: an exchange, the checks between and during
+// calls, trncclCommGetAsyncError) it passes on to the other session as a revoke carrying the
+// message, whose root then fails every rank there. So a failure or revoke anywhere reaches the
+// leaders and, through each, every group. A rank that revokes tells its group and, as a leader,
+// the leaders itself, naming itself by its rank in the communicator.
 #include <algorithm>
 #include <cstring>
 
@@ -50,13 +53,43 @@ Result<std::vector<std::vector<std::byte>>> gatherBlocks(Bootstrap& top,
 
 }  // namespace
 
+Status Bootstrap::Tiers::relayFromLocal(Status s) {
+  if (!s.isOk() && leader() && !relayed.exchange(true)) {
+    const int first = groupFirst[group], last = groupFirst[group + 1] - 1;
+    top->revokeWith(Status(s.code(), fmt::format("{} (reported by the root of group {}: ranks "
+                                                 "{}..{}, which it numbers from 0)",
+                                                 s.message(), group, first, last)));
+  }
+  return s;
+}
+
+Status Bootstrap::Tiers::relayFromTop(Status s) {
+  if (!s.isOk() && !relayed.exchange(true)) local->revokeWith(s);
+  return s;
+}
+
+Status Bootstrap::Tiers::checkRoot(bool rootExitFails) {
+  if (Status s = local->checkRoot(rootExitFails); !s) return relayFromLocal(std::move(s));
+  if (!top) return Status::ok();
+  return relayFromTop(top->checkRoot(rootExitFails));
+}
+
+void Bootstrap::Tiers::revoke() {
+  relayed.store(true);  // this rank tells both of its sessions itself
+  const Status why(
+      Code::kRemoteError,
+      fmt::format("bootstrap: rank {} revoked the communicator (trncclCommRevoke)", rank));
+  if (top) top->revokeWith(why);
+  local->revokeWith(why);
+}
+
 Result<std::vector<std::byte>> Bootstrap::Tiers::allGather(std::span<const std::byte> mine) {
   auto block = local->allGather(mine);
-  if (!block) return block.status();
+  if (!block) return relayFromLocal(block.status());
   std::vector<std::byte> table(mine.size() * static_cast<size_t>(nranks));
   if (leader()) {
     auto blocks = gatherBlocks(*top, *block);
-    if (!blocks) return blocks.status();
+    if (!blocks) return relayFromTop(blocks.status());
     size_t at = 0;
     for (const auto& b : *blocks) {
       if (at + b.size() > table.size()) return internalError("bootstrap: leaders' table overflows");
@@ -67,16 +100,22 @@ Result<std::vector<std::byte>> Bootstrap::Tiers::allGather(std::span<const std::
       return internalError("bootstrap: leaders' table of {} bytes, expected {}", at, table.size());
     }
   }
-  auto shared = local->allGather(table);  // the leader is the group's first: its block first
-  if (!shared) return shared.status();
-  table.assign(shared->begin(), shared->begin() + static_cast<ptrdiff_t>(table.size()));
-  return table;
+  // The leader is the group's first: its session rank 0.
+  const std::span<const std::byte> handed =
+      leader() ? std::span<const std::byte>(table) : std::span<const std::byte>();
+  auto shared = local->broadcastFromFirst(handed);
+  if (!shared) return relayFromLocal(shared.status());
+  if (shared->size() != table.size()) {
+    return internalError("bootstrap: group table of {} bytes, expected {}", shared->size(),
+                         table.size());
+  }
+  return std::move(*shared);
 }
 
 Status Bootstrap::Tiers::barrier() {
-  TRN_TRY(local->barrier());
-  if (leader()) TRN_TRY(top->barrier());
-  return local->barrier();
+  TRN_TRY(relayFromLocal(local->barrier()));
+  if (leader()) TRN_TRY(relayFromTop(top->barrier()));
+  return relayFromLocal(local->barrier());
 }
 
 Result<std::unique_ptr<Bootstrap>> Bootstrap::connectScalable(std::span<const UniqueId> ids,
@@ -129,13 +168,9 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::connectScalable(std::span<const Un
     if (!blocks) return blocks.status();
     for (const auto& b : *blocks) all.insert(all.end(), b.begin(), b.end());
   }
-  uint64_t allBytes = all.size();
-  auto sizes = tiers->local->allGather(std::as_bytes(std::span(&allBytes, 1)));
-  if (!sizes) return sizes.status();
-  std::memcpy(&allBytes, sizes->data(), sizeof(allBytes));  // the leader's
-  all.resize(allBytes);
-  auto shared = tiers->local->allGather(all);
+  auto shared = tiers->local->broadcastFromFirst(all);  // the leader's; the others' is empty
   if (!shared) return shared.status();
+  const uint64_t allBytes = shared->size();
   for (size_t at = 0; at < allBytes;) {
     uint64_t n = 0;
     std::memcpy(&n, shared->data() + at, sizeof(n));

@@ -2,6 +2,7 @@
 // to bootstrap.cc and tiered.cc.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <vector>
@@ -19,9 +20,18 @@ struct Bootstrap::Tiers {
   std::unique_ptr<Bootstrap> top;    // the leaders (only on a leader)
   std::vector<std::vector<std::byte>> infos;
 
+  // A leader passes the first failure of either session on to the other (relayFrom*), once.
+  std::atomic<bool> relayed{false};
+
   bool leader() const { return top != nullptr; }
   Result<std::vector<std::byte>> allGather(std::span<const std::byte> mine);
   Status barrier();
+  Status checkRoot(bool rootExitFails);
+  void revoke();
+  // `s`, after passing it on when it is a failure of the group's session (to the leaders') or
+  // of the leaders' session (to the group).
+  Status relayFromLocal(Status s);
+  Status relayFromTop(Status s);
 };
 
 }  // namespace trnccl::bootstrap

@@ -1,9 +1,10 @@
 // Deterministic mode (TRNCCL_DETERMINISTIC=1, trncclConfig_t::deterministic): all-reduce,
 // reduce-scatter and reduce of float32 and bf16 inputs whose sum depends on the association
 // (2^24 beside small values, 256 in bf16) give exactly the bits of a host fold in rank order,
-// under every TRNCCL_ALGO (the ones that decline fall back), 1 and 2 channels, over shm, tcp
-// and both mixed, on two topology descriptions and three slice sizes. With the mode off the
-// ring gives other bits for the same inputs: the inputs do exercise the order.
+// under every TRNCCL_ALGO (the ones that decline fall back; every one that claims the order
+// runs), 1 and 2 channels, over shm, tcp and both mixed, on two topology descriptions and three
+// slice sizes. With the mode off the ring gives other bits for the same inputs: the inputs do
+// exercise the order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -137,9 +139,11 @@ struct Outcome {
   std::set<std::string> planned;
 };
 
-// Runs `coll` of `count` elements (per rank for reduce-scatter) on every rank, out of place on
-// device memory, and compares each defined output with the rank-order fold.
-Outcome runAndCompare(const Comms& comms, Coll coll, trncclDataType_t type, size_t count) {
+// Runs `coll` of `count` elements (per rank for reduce-scatter) on every rank, on device memory
+// (in place: recvbuff inside sendbuff, as NCCL's rules put it), and compares each defined output
+// with the rank-order fold.
+Outcome runAndCompare(const Comms& comms, Coll coll, trncclDataType_t type, size_t count,
+                      bool inPlace = false) {
   const int n = comms.size(), root = n - 1;
   const size_t elem = type == trncclFloat32 ? 4 : 2;
   const size_t sendCount = coll == Coll::kReduceScatter ? count * n : count;
@@ -150,7 +154,12 @@ Outcome runAndCompare(const Comms& comms, Coll coll, trncclDataType_t type, size
     std::vector<unsigned char> in = inputs(type, r, sendCount), out(count * elem);
     void *send = nullptr, *recv = nullptr;
     ASSERT_EQ(trnrtMalloc(&send, in.size()), trnrtSuccess);
-    ASSERT_EQ(trnrtMalloc(&recv, out.size()), trnrtSuccess);
+    if (inPlace) {
+      const size_t at = coll == Coll::kReduceScatter ? r * count * elem : 0;
+      recv = static_cast<unsigned char*>(send) + at;
+    } else {
+      ASSERT_EQ(trnrtMalloc(&recv, out.size()), trnrtSuccess);
+    }
     ASSERT_EQ(trnrtMemcpy(send, in.data(), in.size(), trnrtMemcpyHostToDevice), trnrtSuccess);
     trncclComm_t c = comms.comm(r);
     trncclResult_t res =
@@ -171,7 +180,7 @@ Outcome runAndCompare(const Comms& comms, Coll coll, trncclDataType_t type, size
       }
     }
     trnrtFree(send);
-    trnrtFree(recv);
+    if (!inPlace) trnrtFree(recv);
   });
   Outcome o;
   for (int r = 0; r < n; ++r) {
@@ -187,17 +196,43 @@ const char* collName(Coll c) {
                                      : "reduce";
 }
 
-// Every TRNCCL_ALGO the registry knows for the reducing collectives, and none; with 1 and 2
-// channels; one slice and many; float32 and bf16; the three reducing collectives. Only
-// `ordered` claims the rank-order fold today: every other name falls back to it.
+algorithms::Collective collective(Coll c) {
+  return c == Coll::kAllReduce       ? algorithms::Collective::kAllReduce
+         : c == Coll::kReduceScatter ? algorithms::Collective::kReduceScatter
+                                     : algorithms::Collective::kReduce;
+}
+
+// The registry's descriptor of `name` for `coll`; null when it has none.
+const algorithms::Algorithm* descriptor(Coll coll, const std::string& name) {
+  for (const algorithms::Algorithm* a : algorithms::algorithmsFor(collective(coll))) {
+    if (name == a->name) return a;
+  }
+  return nullptr;
+}
+
+// Whether some reducing collective's descriptor named `name` has property `has`.
+bool anyDescriptor(const std::string& name, bool algorithms::Algorithm::*has) {
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
+    const algorithms::Algorithm* a = descriptor(coll, name);
+    if (a != nullptr && a->*has) return true;
+  }
+  return false;
+}
+
+// Every TRNCCL_ALGO the registry knows for the reducing collectives, and none; one slice and
+// many; float32 and bf16; the three reducing collectives; 1 and 2 channels where the name
+// uses channels (and for the tuner's own choice). Whatever runs must be an algorithm that
+// claims the rank-order fold (the others fall back), and every algorithm of the registry that
+// claims it must have run at least once (mesh for the small counts, ordered for the rest), so
+// that each claim is checked against the host fold.
 void expectRankOrderEverywhere(const Comms& comms) {
   std::vector<std::string> algos = {""};
-  for (auto c : {algorithms::Collective::kAllReduce, algorithms::Collective::kReduceScatter,
-                 algorithms::Collective::kReduce}) {
-    for (const algorithms::Algorithm* a : algorithms::algorithmsFor(c)) {
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
+    for (const algorithms::Algorithm* a : algorithms::algorithmsFor(collective(coll))) {
       if (std::find(algos.begin(), algos.end(), a->name) == algos.end()) algos.push_back(a->name);
     }
   }
+  std::set<std::pair<Coll, std::string>> ran;
   for (const std::string& algo : algos) {
     if (algo.empty()) {
       unsetenv("TRNCCL_ALGO");
@@ -205,9 +240,11 @@ void expectRankOrderEverywhere(const Comms& comms) {
       setenv("TRNCCL_ALGO", algo.c_str(), 1);
     }
     // A name that declines falls back to the same choice whatever the channels: one count.
-    const bool fallsBack = !algo.empty() && algo != "ordered";
+    const bool oneCount =
+        !algo.empty() && (!anyDescriptor(algo, &algorithms::Algorithm::foldsInRankOrder) ||
+                          !anyDescriptor(algo, &algorithms::Algorithm::usesChannels));
     for (const char* channels : {"1", "2"}) {
-      if (fallsBack && channels[0] == '2') continue;
+      if (oneCount && channels[0] == '2') continue;
       setenv("TRNCCL_NCHANNELS", channels, 1);
       for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
         for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
@@ -219,8 +256,11 @@ void expectRankOrderEverywhere(const Comms& comms) {
             Outcome o = runAndCompare(comms, coll, type, count);
             EXPECT_EQ(o.differing, 0u);
             ASSERT_EQ(o.planned.size(), 1u);
-            const std::string ran = *o.planned.begin();
-            EXPECT_EQ(ran, "ordered");
+            const std::string name = *o.planned.begin();
+            const algorithms::Algorithm* a = descriptor(coll, name);
+            ASSERT_NE(a, nullptr) << name;
+            EXPECT_TRUE(a->foldsInRankOrder) << name;
+            ran.insert({coll, name});
           }
         }
       }
@@ -228,6 +268,13 @@ void expectRankOrderEverywhere(const Comms& comms) {
   }
   unsetenv("TRNCCL_ALGO");
   unsetenv("TRNCCL_NCHANNELS");
+  for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
+    for (const algorithms::Algorithm* a : algorithms::algorithmsFor(collective(coll))) {
+      if (a->foldsInRankOrder) {
+        EXPECT_TRUE(ran.count({coll, a->name})) << collName(coll) << " " << a->name << " never ran";
+      }
+    }
+  }
 }
 
 TEST(Deterministic, ShmConfigFieldFourRanks) {
@@ -254,12 +301,20 @@ TEST(Deterministic, MixedTransportsOtherTopologyOtherSlices) {
   expectRankOrderEverywhere(comms);
 }
 
-TEST(Deterministic, ThreeAndFiveRanks) {
+// The tuner's choice (mesh for the small count, ordered for the large), out of place and in
+// place: mesh in place keeps the running value in scratch until the own slice is folded.
+TEST(Deterministic, ThreeAndFiveRanksInAndOutOfPlace) {
   for (int n : {3, 5}) {
     Comms comms(n, config("shm", "trn1.32xlarge", 1), {});
     for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
       for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
-        EXPECT_EQ(runAndCompare(comms, coll, type, 300007).differing, 0u) << collName(coll);
+        for (size_t count : {size_t{1001}, size_t{300007}}) {
+          for (bool inPlace : {false, true}) {
+            EXPECT_EQ(runAndCompare(comms, coll, type, count, inPlace).differing, 0u)
+                << collName(coll) << " n " << n << " count " << count
+                << (inPlace ? " in place" : "");
+          }
+        }
       }
     }
   }
@@ -309,6 +364,31 @@ TEST(Deterministic, PlannerEnforcesTheDescriptorProperty) {
           EXPECT_EQ(c->algorithm, algo) << algo->name;
         }
       }
+    }
+  }
+}
+
+// Deterministic mode's small messages: mesh keeps the rank order too, and its two rounds cost
+// less than ordered's direct round plus ring all-gather, so the tuner takes it while one block
+// fits a connection's buffer twice (mesh's supports), and ordered above.
+TEST(Deterministic, TunerTakesMeshForSmallMessages) {
+  auto view = plan::describeTopology("trn1.32xlarge", 4);
+  ASSERT_TRUE(view.isOk());
+  for (algorithms::Collective coll :
+       {algorithms::Collective::kAllReduce, algorithms::Collective::kReduceScatter}) {
+    for (size_t bytes : {size_t{8}, size_t{1024}, size_t{64} << 10, size_t{64} << 20}) {
+      algorithms::CollArgs a;
+      a.coll = coll;
+      a.count = bytes / 4;
+      a.nranks = 4;
+      a.sliceBytes = 64 * 1024;
+      a.shape = view->shape;
+      a.deterministic = true;
+      auto c = plan::choose(a, view->links);
+      ASSERT_TRUE(c.isOk()) << c.status().message();
+      const bool small = bytes <= 64 * 1024;
+      EXPECT_EQ(std::string(c->algorithm->name), small ? "mesh" : "ordered")
+          << algorithms::collectiveName(coll) << " " << bytes << " B";
     }
   }
 }

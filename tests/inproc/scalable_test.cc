@@ -1,10 +1,14 @@
 // trncclCommInitRankScalable over N ranks in one process: each of the nId ids comes from its own
 // trncclGetUniqueId (each starts a root here), every rank passes them all, and the communicator
 // must then work: an all-reduce right on every rank (its transport setup ran allGathers across
-// the groups), and a split of it (two more allGathers through the tiers).
+// the groups), and a split of it (two more allGathers through the tiers); and a failure in one
+// group must reach every group.
 #include <gtest/gtest.h>
 
+#include <barrier>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/handle.h"
@@ -62,6 +66,69 @@ TEST(InitScalable, SeveralRootsMakeAWorkingCommunicator) {
         EXPECT_EQ(trncclCommDestroy(comm), trncclSuccess);
       });
       for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], 0u) << "n " << n << " nId " << nId;
+    }
+  }
+}
+
+// A failure anywhere reaches every rank of every group: a revoke by a group's member and by a
+// leader, and a rank that aborts (its connection to its group's root closes without a goodbye).
+// Groups {0, 1}, {2, 3}, {4, 5}; the other ranks, idle, poll trncclCommGetAsyncError (which
+// looks at their roots, and on a leader passes a failure on) and must see the failure within
+// seconds, not at their next collective's timeout.
+TEST(InitScalable, RevokeAndFailureReachEveryGroup) {
+  const int n = 6, nId = 4;
+  struct Case {
+    int rank;
+    bool abort;
+    const char* says;
+  };
+  for (const Case& c :
+       {Case{3, false, "rank 3 revoked the communicator"},
+        Case{2, false, "rank 2 revoked the communicator"}, Case{5, true, "disconnected"}}) {
+    std::vector<trncclUniqueId> ids = freshIds(nId);
+    std::vector<trncclResult_t> seen(n, trncclSuccess);
+    std::vector<double> seconds(n, 0);
+    std::vector<std::string> messages(n);
+    std::barrier ready(n);
+    runPerRank(n, [&](int r) {
+      trncclComm_t comm = nullptr;
+      ASSERT_EQ(trncclCommInitRankScalable(&comm, n, r, nId, ids.data(), nullptr), trncclSuccess)
+          << lastError();
+      trnrtStream_t stream;
+      EXPECT_EQ(trnrtStreamCreate(&stream), trnrtSuccess);
+      EXPECT_EQ(runRegisteredAllReduce(comm, stream, r, n, trncclFloat32, 64, false, false), 0u);
+      ready.arrive_and_wait();  // every rank is done with the all-reduce
+      const auto start = std::chrono::steady_clock::now();
+      if (r == c.rank) {
+        if (c.abort) {
+          EXPECT_EQ(trncclCommAbort(comm), trncclSuccess);
+          comm = nullptr;
+        } else {
+          EXPECT_EQ(trncclCommRevoke(comm, TRNCCL_REVOKE_DEFAULT), trncclSuccess);
+        }
+      } else {
+        while (seen[r] == trncclSuccess &&
+               std::chrono::steady_clock::now() - start < std::chrono::seconds(15)) {
+          ASSERT_EQ(trncclCommGetAsyncError(comm, &seen[r]), trncclSuccess);
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        seconds[r] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        messages[r] = trncclGetLastError(comm);
+      }
+      // Nobody lets go of its communicator before every rank has looked: a rank that aborts
+      // closes its connections, and the roots would report that instead.
+      ready.arrive_and_wait();
+      EXPECT_EQ(trnrtStreamDestroy(stream), trnrtSuccess);
+      EXPECT_EQ(trncclCommAbort(comm), trncclSuccess);
+    });
+    for (int r = 0; r < n; ++r) {
+      if (r == c.rank) continue;
+      SCOPED_TRACE(::testing::Message() << "rank " << r << " after rank " << c.rank
+                                        << (c.abort ? " aborted" : " revoked"));
+      EXPECT_EQ(seen[r], trncclRemoteError) << messages[r];
+      EXPECT_LT(seconds[r], 10.0);
+      EXPECT_NE(messages[r].find(c.says), std::string::npos) << messages[r];
     }
   }
 }

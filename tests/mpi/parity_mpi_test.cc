@@ -6,13 +6,19 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mpi_env.h"
 #include "support/api_cases.h"
+#include "transports/shm/testing.h"
 
 namespace trnccl::testing {
 namespace {
+
+using ShmEvent = transport::shm::testing::Event;
 
 unsigned long long totalOverRanks(size_t wrong) {
   unsigned long long mine = wrong, total = 0;
@@ -63,16 +69,60 @@ TEST(MpiParity, AlltoAllvThroughGroupedSendRecv) {
   }
 }
 
+int64_t shmCount(ShmEvent e) { return transport::shm::testing::counters().get(e); }
+
+// Whether this suite's peers are all reached over shm: several processes on this host (mpirun
+// here), no transport list and no emulated instances from the environment.
+bool peersOnShm() {
+  return worldSize > 1 && std::getenv("TRNCCL_TRANSPORT") == nullptr &&
+         std::getenv("TRNCCL_EMU_RANKS_PER_NODE") == nullptr;
+}
+
 // Registered buffers across processes: same-host peers read registered pieces of every size in
-// place (device arenas mapped from the peer process), so the result must not depend on a
-// FIFO copy having been taken. (The in-process suite counts the copies: Register.*.)
+// place (device arenas mapped from the peer process, or process_vm_readv), so the result must
+// not depend on a FIFO copy having been taken, and the FIFOs must carry no payload. Each
+// process counts its own shm paths (the counters of transports/shm/testing.h, which libtrnccl
+// keeps per process): under the ring, forced here (its pieces of 1000 and 70001 floats are above
+// the LL protocol's 512 B, which copies registered or not), the unregistered calls copy through
+// the FIFOs and the registered ones copy nothing and send pieces by descriptor. If registration
+// were ignored, the registered calls would copy as the others do.
 TEST(MpiParity, RegisteredBuffers) {
+  const char* forced = std::getenv("TRNCCL_ALGO");
+  const std::string saved = forced != nullptr ? forced : "";
+  setenv("TRNCCL_ALGO", "ring", 1);
+  int64_t copiedUnregistered = 0, registeredPieces = 0;
   for (size_t count : {size_t{1}, size_t{1000}, size_t{70001}}) {
     for (bool inPlace : {false, true}) {
-      size_t bad = runRegisteredAllReduce(worldComm, worldStream, worldRank, worldSize,
-                                          trncclFloat32, count, inPlace, true);
-      EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "");
+      for (bool registered : {false, true}) {
+        const int64_t inline0 = shmCount(ShmEvent::kInlineRecords);
+        const int64_t reg0 = shmCount(ShmEvent::kRegisteredPieces);
+        size_t bad = runRegisteredAllReduce(worldComm, worldStream, worldRank, worldSize,
+                                            trncclFloat32, count, inPlace, registered);
+        EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "")
+                                           << (registered ? " registered" : "");
+        const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
+        const int64_t pieces = shmCount(ShmEvent::kRegisteredPieces) - reg0;
+        if (registered) {
+          EXPECT_EQ(copied, 0) << "rank " << worldRank << " count " << count
+                               << (inPlace ? " in place" : "")
+                               << ": FIFO copies of registered pieces";
+          registeredPieces += pieces;
+        } else {
+          EXPECT_EQ(pieces, 0) << "rank " << worldRank << " count " << count;
+          copiedUnregistered += copied;
+        }
+      }
     }
+  }
+  if (saved.empty()) {
+    unsetenv("TRNCCL_ALGO");
+  } else {
+    setenv("TRNCCL_ALGO", saved.c_str(), 1);
+  }
+  if (peersOnShm()) {
+    EXPECT_GT(copiedUnregistered, 0) << "rank " << worldRank << ": unregistered calls copied "
+                                     << "nothing through the FIFOs (counters not seen?)";
+    EXPECT_GT(registeredPieces, 0) << "rank " << worldRank << ": no piece sent by descriptor";
   }
 }
 

@@ -34,18 +34,12 @@ schedule::Schedule ring(const CollArgs& a) {
              .dst = recv + a.rank * blockBytes,
              .count = a.count});
   if (a.nranks == 1) return s;
-  auto rings = channelRings(a.shape.get(), a.nranks);
-  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
-  std::vector<std::vector<Step>> perChannel(channels);
-  for (int c = 0; c < channels; ++c) {
-    const Ring ring = ringAt(rings[c], a.rank);
-    const Block part = evenBlock(a.count, channels, c);
+  ringChannels(s, a, a.count, [&](const Ring& ring, Block part, std::vector<Step>& steps) {
     auto at = [&](int pos) { return recv + ring.members[pos] * blockBytes + part.offset * elem; };
-    auto count = [&](int) { return part.count; };
-    ringAllGatherSteps(s, perChannel[c], ring, at, count, slice);
-  }
-  interleaveChannels(s, perChannel);
+    ringAllGatherSteps(
+        s, steps, ring, at, [&](int) { return part.count; }, slice);
+  });
   return s;
 }
 

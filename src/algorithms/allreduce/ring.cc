@@ -32,17 +32,13 @@ schedule::Schedule ring(const CollArgs& a) {
   const size_t elem = device::dataTypeSize(a.type);
   const auto* send = static_cast<const std::byte*>(a.send);
   auto* recv = static_cast<std::byte*>(a.recv);
-  const auto rings = channelRings(a.shape.get(), a.nranks);
-  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
-  std::vector<std::vector<schedule::Step>> perChannel(channels);
-  for (int c = 0; c < channels; ++c) {
-    const Block part = evenBlock(a.count, channels, c);
-    const size_t off = part.offset * elem;
-    ringAllReduceSteps(s, perChannel[c], ringAt(rings[c], a.rank), send + off, recv + off,
-                       part.count, slice, a.op == device::RedOp::kAvg);
-  }
-  interleaveChannels(s, perChannel);
+  ringChannels(s, a, a.count,
+               [&](const Ring& ring, Block part, std::vector<schedule::Step>& steps) {
+                 const size_t off = part.offset * elem;
+                 ringAllReduceSteps(s, steps, ring, send + off, recv + off, part.count, slice,
+                                    a.op == device::RedOp::kAvg);
+               });
   return s;
 }
 

@@ -41,20 +41,14 @@ schedule::Schedule ring(const CollArgs& a) {
   const size_t blockBytes = a.count * elem;
   auto* send = const_cast<std::byte*>(static_cast<const std::byte*>(a.send));
   auto* recv = static_cast<std::byte*>(a.recv);
-  auto rings = channelRings(a.shape.get(), a.nranks);
-  const int channels = std::clamp(a.channels, 1, static_cast<int>(rings.size()));
   const size_t slice = std::max<size_t>(1, a.sliceBytes / elem);
-  std::vector<std::vector<Step>> perChannel(channels);
-  for (int c = 0; c < channels; ++c) {
-    const Ring ring = ringAt(rings[c], a.rank);
-    const Block part = evenBlock(a.count, channels, c);
-    if (part.count == 0) continue;  // no scratch for an empty part
+  ringChannels(s, a, a.count, [&](const Ring& ring, Block part, std::vector<Step>& steps) {
+    if (part.count == 0) return;  // no scratch for an empty part
     auto from = [&](int pos) { return send + ring.members[pos] * blockBytes + part.offset * elem; };
-    auto count = [&](int) { return part.count; };
-    ringReduceScatterSteps(s, perChannel[c], ring, from, recv + part.offset * elem, count, slice,
-                           a.op == device::RedOp::kAvg);
-  }
-  interleaveChannels(s, perChannel);
+    ringReduceScatterSteps(
+        s, steps, ring, from, recv + part.offset * elem, [&](int) { return part.count; }, slice,
+        a.op == device::RedOp::kAvg);
+  });
   return s;
 }
 

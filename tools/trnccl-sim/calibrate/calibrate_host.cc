@@ -1,88 +1,112 @@
 // trnccl-sim-calibrate: measures this machine for trnccl-sim's `host` description, the model of
-// N ranks of one machine talking over the shm transport (docs/SIMULATOR.md, "This machine"):
-//   - copy bandwidth: one process copying a buffer far larger than the caches into shared
-//     memory (the shm transport copies each byte in and out once, in a pipeline);
-//   - hand-off latency: half the round trip of a flag bounced between two processes through
-//     shared memory, each waiting the way the library does (spin, then sleep).
-// Writes a description (YAML) in which every rank is a chip of its own on a switch whose port has
-// the copy bandwidth and the hand-off latency, and whose "HBM" does two bytes of memory traffic
+// N ranks of one machine talking over the shm transport (docs/SIMULATOR.md, "This machine").
+// Both figures are measured with N processes at once, as a run of N ranks has them (on 2 cores,
+// 4 ranks share the cores and the memory bus):
+//   - copy rate: each process copies a buffer far larger than the caches into shared memory,
+//     all at once; the rate of the slowest;
+//   - hand-off latency: a token passed around the N processes through shared memory, each
+//     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop.
+// Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
+// over the shm transport costs its bytes twice on each rank's core (the sender copies into the
+// FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
+// port's bandwidth is half the copy rate; the "HBM" of a chip does two bytes of memory traffic
 // per byte copied. Usage: trnccl-sim-calibrate [--chips N] [--out FILE]
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "common/wait.h"
 
 namespace {
 
-using trnccl::Backoff;
 using trnccl::Deadline;
+using trnccl::Doorbell;
+using trnccl::DoorbellWord;
 using Seconds = std::chrono::duration<double>;
 
 constexpr size_t kCopyBytes = size_t{64} << 20;
 constexpr int kCopyRounds = 8;
-constexpr int kBounces = 20000;
+constexpr int kTokenRounds = 5000;
 
-double copyGbps() {
-  void* shared =
-      mmap(nullptr, kCopyBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED) return 0;
-  std::string local(kCopyBytes, 'x');
-  std::memcpy(shared, local.data(), kCopyBytes);  // fault the pages in
-  double best = 0;
-  for (int i = 0; i < kCopyRounds; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    std::memcpy(shared, local.data(), kCopyBytes);
-    const double s = Seconds(std::chrono::steady_clock::now() - t0).count();
-    best = std::max(best, static_cast<double>(kCopyBytes) / s / 1e9);
+// Memory shared by the measuring processes: a start gate, one result per process, and one
+// doorbell per process for the token.
+struct Shared {
+  std::atomic<int> arrived{0};
+  std::atomic<bool> failed{false};
+  double seconds[64] = {};
+  DoorbellWord bell[64];
+};
+
+// Waits until `word` holds at least `want`, sleeping on `bell` between looks; false after 10 s.
+bool await(const std::atomic<uint32_t>& word, uint32_t want, Doorbell& bell) {
+  trnccl::Backoff backoff;
+  const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+  for (;;) {
+    const uint32_t seen = bell.snapshot();
+    if (word.load(std::memory_order_acquire) >= want) return true;
+    if (deadline.expired()) return false;
+    if (!backoff.next()) bell.sleep(seen, std::chrono::milliseconds(1));
   }
-  munmap(shared, kCopyBytes);
-  return best;
 }
 
-// Waits until *word holds `want`; false after 10 s (a peer that died).
-bool await(const std::atomic<uint64_t>* word, uint64_t want) {
-  Backoff backoff;
-  const Deadline deadline = Deadline::after(std::chrono::seconds(10));
-  while (word->load(std::memory_order_acquire) != want) {
-    if (deadline.expired()) return false;
-    if (!backoff.next()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+// Runs body(i, shared) in `procs` processes that start together; false if any failed.
+bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared*)>& body) {
+  std::vector<pid_t> children;
+  for (int i = 0; i < procs; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      shared->arrived.fetch_add(1);
+      const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+      while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
+      _exit(body(i, shared) ? 0 : 1);
+    }
+    if (pid < 0) return false;
+    children.push_back(pid);
   }
+  bool ok = true;
+  for (pid_t pid : children) {
+    int status = 0;
+    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
+  }
+  return ok;
+}
+
+bool copyOnce(int i, Shared* shared) {
+  void* dst = mmap(nullptr, kCopyBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (dst == MAP_FAILED) return false;
+  std::string src(kCopyBytes, 'x');
+  std::memcpy(dst, src.data(), kCopyBytes);  // fault the pages in
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < kCopyRounds; ++r) std::memcpy(dst, src.data(), kCopyBytes);
+  shared->seconds[i] = Seconds(std::chrono::steady_clock::now() - t0).count();
+  munmap(dst, kCopyBytes);
   return true;
 }
 
-double handOffUs() {
-  void* mem = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return 0;
-  auto* ping = new (mem) std::atomic<uint64_t>(0);
-  auto* pong = new (static_cast<char*>(mem) + 64) std::atomic<uint64_t>(0);
-  const pid_t child = fork();
-  if (child == 0) {
-    for (uint64_t i = 1; i <= kBounces; ++i) {
-      if (!await(ping, i)) _exit(1);
-      pong->store(i, std::memory_order_release);
-    }
-    _exit(0);
+// Process i waits for the token's round r at its own word, then hands it to process i + 1.
+bool passToken(int i, Shared* shared, int procs) {
+  Doorbell mine;
+  mine.rebind(&shared->bell[i], nullptr);
+  const auto& word = shared->bell[i].seq;  // the token's round, stored in the doorbell's word
+  DoorbellWord* next = &shared->bell[(i + 1) % procs];
+  const auto t0 = std::chrono::steady_clock::now();
+  for (uint32_t r = 1; r <= kTokenRounds; ++r) {
+    if (i != 0 && !await(word, r, mine)) return false;
+    Doorbell::ring(next);  // bumps next->seq: the token's round there becomes r
+    if (i == 0 && !await(word, r, mine)) return false;
   }
-  auto t0 = std::chrono::steady_clock::now();
-  bool ok = true;
-  for (uint64_t i = 1; i <= kBounces && ok; ++i) {
-    ping->store(i, std::memory_order_release);
-    ok = await(pong, i);
-  }
-  const double s = Seconds(std::chrono::steady_clock::now() - t0).count();
-  int status = 0;
-  waitpid(child, &status, 0);
-  munmap(mem, 4096);
-  return ok ? s / kBounces / 2 * 1e6 : 0;
+  shared->seconds[i] = Seconds(std::chrono::steady_clock::now() - t0).count();
+  return true;
 }
 
 }  // namespace
@@ -94,30 +118,42 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--out") out = argv[i + 1];
   }
-  if (chips < 2 || argc % 2 == 0) {
-    std::fprintf(stderr, "usage: trnccl-sim-calibrate [--chips N>=2] [--out FILE]\n");
+  if (chips < 2 || chips > 64 || argc % 2 == 0) {
+    std::fprintf(stderr, "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE]\n");
     return 2;
   }
-  const double gbps = copyGbps(), us = handOffUs();
+  void* mem =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 1;
+  auto* shared = new (mem) Shared;
+  const bool copied = runTogether(chips, shared, copyOnce);
+  const double slowest = *std::max_element(shared->seconds, shared->seconds + chips);
+  const double gbps = copied ? kCopyRounds * static_cast<double>(kCopyBytes) / slowest / 1e9 : 0;
+  shared = new (mem) Shared;
+  const bool passed =
+      runTogether(chips, shared, [chips](int i, Shared* s) { return passToken(i, s, chips); });
+  const double us = passed ? shared->seconds[0] / kTokenRounds / chips * 1e6 : 0;
+  munmap(mem, sizeof(Shared));
   if (gbps <= 0 || us <= 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
   const std::string yaml = fmt::format(
-      "# This machine as trnccl-sim sees the shm transport, measured by trnccl-sim-calibrate:\n"
-      "# copy bandwidth {:.2f} GB/s, hand-off latency {:.2f} us (docs/SIMULATOR.md).\n"
+      "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
+      "# trnccl-sim-calibrate: copy rate {:.2f} GB/s per rank with all copying at once, hand-off\n"
+      "# latency {:.2f} us per hop of a token among them (docs/SIMULATOR.md).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device: {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: {:.2f}}}\n"
       "fabric:\n  kind: switch\n"
       "  link: {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}}}\n",
-      gbps, us, chips, chips, 2 * gbps, gbps, us);
+      chips, gbps, us, chips, chips, 2 * gbps, gbps / 2, us);
   FILE* f = std::fopen(out.c_str(), "w");
   if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::printf("copy %.2f GB/s, hand-off %.2f us: %s\n", gbps, us, out.c_str());
+  std::printf("copy %.2f GB/s per rank, hand-off %.2f us: %s\n", gbps, us, out.c_str());
   return 0;
 }

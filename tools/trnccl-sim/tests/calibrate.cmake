@@ -1,0 +1,20 @@
+# Calibrates a `host` description for 2 ranks and simulates one all-reduce on it: the YAML must
+# load, name its measured rates, and give a table row with a positive time.
+# cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
+file(REMOVE_RECURSE ${DIR})
+file(MAKE_DIRECTORY ${DIR})
+execute_process(COMMAND ${CALIBRATE} --chips 2 --out ${DIR}/host.yaml
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, hand-off [0-9.]+ us")
+  message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
+endif()
+file(READ ${DIR}/host.yaml yaml)
+if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+")
+  message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
+endif()
+execute_process(COMMAND ${SIM} ${DIR}/host.yaml --ranks 2 --coll allreduce -b 64K -e 64K
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\n +65536 +16384 +float +sum +-1 +[0-9]*[1-9][0-9.]* ")
+  message(FATAL_ERROR "trnccl-sim on the calibrated description failed (${rc}): ${out}${err}")
+endif()
+message(STATUS "calibrate ok: ${yaml}")
