@@ -7,17 +7,23 @@
 // never needed after sendSome() returns. Ring space frees as send completions arrive, in order.
 // sendDone() still waits for every completion of the connection: a provider with manual
 // progress moves bytes only while this rank polls, and the executor polls until sendDone().
-// Pieces of at least zcopyBytes skip the ring: fi_tsend reads the caller's buffer in place
-// (allowed, since the source may be read until sendDone()). A provider that does not ask for
-// local registration gets no descriptor. One that does (FI_MR_LOCAL, or TRNCCL_OFI_MR_LOCAL=1)
-// gets the descriptor of the endpoint's cached registration (mr_cache.h) when the piece is
-// device memory, pinned until the piece's send completes or fails; a host piece, or one the
-// full cache cannot take, is copied through the (registered) ring like a small piece.
+// Pieces of at least zcopyBytes, and pieces of any size inside a buffer registered with the
+// communicator (trncclCommRegister), skip the ring: fi_tsend reads the caller's buffer in
+// place (allowed, since the source may be read until sendDone()). A provider that does not ask
+// for local registration gets no descriptor. One that does (FI_MR_LOCAL, or
+// TRNCCL_OFI_MR_LOCAL=1) gets the descriptor of the endpoint's cached registration
+// (mr_cache.h) when the piece is device memory or registered host memory, pinned until the
+// piece's send completes or fails; another host piece, or one the full cache cannot take, is
+// copied through the (registered) ring like a small piece.
 //
-// Receiving pre-posts kRecvHeaders header receives at setup and, from the first beginRecv()
-// of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
-// handed to the consumer in sequence order, straight out of the slot, and reposted for the
-// sequence `recvSlots` further on once consumed.
+// A message of at most kInlineBytes (wire.h) skips both: sendSome() copies it into its header
+// slot, and the header goes once the whole message was offered, as one message.
+//
+// Receiving pre-posts kRecvHeaders header receives (a slot of kHeaderSlotBytes each) at setup
+// and, from the first beginRecv() of a message too large to come inline on, `recvSlots` data
+// receives of pieceBytes each; completed slots are handed to the consumer in sequence order,
+// straight out of the slot, and reposted for the sequence `recvSlots` further on once consumed.
+// An inline message is handed out of its header slot, which is reposted once it is consumed.
 //
 // Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
 // heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
@@ -48,6 +54,9 @@ struct ChannelConfig {
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
+  // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
+  // source buffer whatever their size. nullptr: none.
+  const RegisteredMemory* registered = nullptr;
 };
 
 class Channel {
@@ -102,6 +111,10 @@ class Channel {
   };
 
   Status postHeader();
+  // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
+  // posts the header once the message is complete.
+  Result<size_t> copyInline(const void* src, size_t bytes);
+  Result<size_t> consumeInline(size_t max, const Consumer& consume);
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
   Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
   void releaseRegistration(Piece& piece);
@@ -117,12 +130,13 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
-  // kSendHeaders outgoing, kRecvHeaders incoming.
+  // Slots of kHeaderSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
   LastHeard heard_;
 
   // Sending.
   MessageState send_;
+  bool sendInline_ = false;  // the message goes inside its header
   bool headerPending_ = false;
   uint64_t headerSeq_ = 0;  // headers sent, ever
   uint64_t headersDone_ = 0;
@@ -139,6 +153,7 @@ class Channel {
   // Receiving.
   MessageState recv_;
   bool headerChecked_ = true;
+  bool recvInline_ = false;     // the checked header slot holds the message
   uint64_t recvHeaderSeq_ = 0;  // next header expected
   std::array<Op, kRecvHeaders> recvHeaderOps_{};
   std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived

@@ -185,6 +185,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
+    config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     {
       std::lock_guard lock(endpoint_->mutex());
