@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "common/log.h"
 #include "device/device_api.h"
@@ -75,19 +77,34 @@ Result<std::shared_ptr<void>> enqueuePreMul(comm::Communicator& comm, algorithms
   return scaled;
 }
 
+// What few calls add to a task: the name of a group's point-to-point schedule, the check
+// mode's fingerprint, memory the schedule reads. Allocated only when one of them is present,
+// so that a plain collective's task fits the stream's slot (device::kTaskBytes) and its
+// enqueue allocates nothing.
+struct TaskExtras {
+  std::string owned;
+  std::optional<comm::check::Fingerprint> check;
+  std::shared_ptr<void> keep;
+};
+
 // Enqueues `plan` as one task of `comm`. The task's name is `what` (a literal) or, when set,
 // `owned`; it is formatted only when a message needs it (schedule::CallName). `keep` lives as
 // long as the task.
 Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Schedule> plan,
                    trnrtStream_t stream, const char* what, std::string owned, bool collective,
                    std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
+  std::unique_ptr<TaskExtras> extras;
+  if (!owned.empty() || check || keep) {
+    extras.reset(new TaskExtras{std::move(owned), check, std::move(keep)});
+  }
   uint64_t seq = comm.beginTask(collective);
   auto* c = &comm;
-  auto task = [c, plan = std::move(plan), seq, what, owned = std::move(owned), collective, check,
-               keep]() {
-    schedule::CallName name(owned.empty() ? what : owned.c_str(),
+  auto task = [c, plan = std::move(plan), seq, what, collective, extras = std::move(extras)]() {
+    const bool named = extras && !extras->owned.empty();
+    schedule::CallName name(named ? extras->owned.c_str() : what,
                             collective ? plan->algorithm.c_str() : nullptr, seq);
-    Status st = check ? comm::check::verify(*c, *check, seq, name.str()) : Status::ok();
+    Status st = extras && extras->check ? comm::check::verify(*c, *extras->check, seq, name.str())
+                                        : Status::ok();
     if (st) st = c->run(*plan, seq, name);
     c->endTask();
     return st;

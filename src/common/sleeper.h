@@ -35,4 +35,25 @@ class DoorbellSleeper {
   DoorbellWord* word_;
 };
 
+// The whole wait of a consumer whose producers call wakeIfSleeping(): polls `done()` (Backoff),
+// then announces itself (after `announce()`, which may publish what it waits for so that the
+// producer rings only then), polls once more and sleeps at most `maxSleep`; until done() holds.
+template <typename Done, typename Announce>
+void sleepUntil(Doorbell& bell, std::chrono::microseconds maxSleep, Done done, Announce announce) {
+  Backoff backoff;
+  while (!done()) {
+    if (backoff.next()) continue;
+    const uint32_t seen = bell.snapshot();
+    announce();
+    DoorbellSleeper sleeper(bell);
+    if (done()) return;
+    sleeper.sleep(seen, maxSleep);
+  }
+}
+
+template <typename Done>
+void sleepUntil(Doorbell& bell, std::chrono::microseconds maxSleep, Done done) {
+  sleepUntil(bell, maxSleep, done, [] {});
+}
+
 }  // namespace trnccl

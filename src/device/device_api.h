@@ -6,9 +6,9 @@
 #include <sys/types.h>
 
 #include <cstddef>
-#include <functional>
 #include <optional>
 
+#include "common/inline_function.h"
 #include "common/memory_location.h"
 #include "common/status.h"
 #include "trnccl/trnrt.h"
@@ -16,14 +16,18 @@
 namespace trnccl::device {
 
 // Work executed in order by a stream's worker. An error Status puts the stream in error: later
-// tasks are skipped and trnrtStreamSynchronize reports it.
-using Task = std::function<Status()>;
+// tasks are skipped and trnrtStreamSynchronize reports it. Captures live in the stream's ring
+// slot (common/inline_function.h): enqueueing never allocates, and captures over kTaskBytes
+// do not compile.
+inline constexpr size_t kTaskBytes = 64;
+using Task = InlineFunction<Status(), kTaskBytes>;
+// Called instead of a task when its stream is already in error.
+using SkipHandler = InlineFunction<void(const Status&), kTaskBytes>;
 
 // Enqueues `task` on `stream` (nullptr: the current device's default stream). Returns at once.
 // If the stream is already in error when the task's turn comes, the task is skipped and
 // `onSkip` (if any) is called with the stream's error instead.
-Status enqueue(trnrtStream_t stream, Task task,
-               std::function<void(const Status&)> onSkip = nullptr);
+Status enqueue(trnrtStream_t stream, Task task, SkipHandler onSkip = nullptr);
 
 // The calling thread's current device (trnrtSetDevice; 0 by default).
 int currentDevice();

@@ -2,16 +2,16 @@
 
 #include <memory>
 
+#include "common/sleeper.h"
 #include "device/stream.h"
 
 namespace trnccl::device {
 
+// Sleeps are bounded like every wait in trnccl; a wake-up is normally a ring.
+constexpr auto kMaxSleep = std::chrono::milliseconds(100);
+
 uint64_t Event::record(Stream& stream) {
-  uint64_t generation;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation = ++generation_;
-  }
+  const uint64_t generation = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
   std::shared_ptr<Event> self = shared_from_this();
   stream.enqueue(
       [self, generation] {
@@ -25,41 +25,47 @@ uint64_t Event::record(Stream& stream) {
   return generation;
 }
 
-uint64_t Event::generation() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return generation_;
-}
-
 void Event::complete(uint64_t generation, Status status) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(completeMutex_);
     // Records on different streams may complete out of order; a later one wins.
-    if (generation <= completed_) return;
-    completed_ = generation;
-    stamp_ = Clock::now();
-    failure_ = std::move(status);
+    if (generation <= completed_.load(std::memory_order_relaxed)) return;
+    stamp_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    failed_.store(!status.isOk(), std::memory_order_relaxed);
+    if (!status.isOk()) failure_ = std::move(status);
+    completed_.store(generation, std::memory_order_release);
   }
-  completedCv_.notify_all();
+  wakeIfSleeping(bell_.word());
+}
+
+Status Event::outcome() const {
+  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
+  std::lock_guard<std::mutex> lock(completeMutex_);
+  return failure_;
 }
 
 Status Event::waitFor(uint64_t generation) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  completedCv_.wait(lock, [&] { return completed_ >= generation; });
-  return failure_;
+  sleepUntil(bell_, kMaxSleep,
+             [&] { return completed_.load(std::memory_order_acquire) >= generation; });
+  return outcome();
 }
 
 Status Event::query() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (completed_ < generation_) return Status(Code::kInProgress, "event not yet complete");
-  return failure_;
+  if (completed_.load(std::memory_order_acquire) < generation()) {
+    return Status(Code::kInProgress, "event not yet complete");
+  }
+  return outcome();
 }
 
 Result<Event::Clock::time_point> Event::timestamp() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (generation_ == 0) return invalidArgument("event was never recorded");
-  if (completed_ < generation_) return Status(Code::kInProgress, "event not yet complete");
-  if (!failure_.isOk()) return failure_;
-  return stamp_;
+  const uint64_t generation = this->generation();
+  if (generation == 0) return invalidArgument("event was never recorded");
+  if (completed_.load(std::memory_order_acquire) < generation) {
+    return Status(Code::kInProgress, "event not yet complete");
+  }
+  Status failure = outcome();
+  if (!failure.isOk()) return failure;
+  return Clock::time_point(Clock::duration(stamp_.load(std::memory_order_relaxed)));
 }
 
 }  // namespace trnccl::device

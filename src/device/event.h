@@ -5,15 +5,23 @@
 // does not move the goalposts of an earlier trnrtStreamWaitEvent. A never-recorded event
 // (generation 0) is complete, as in CUDA. If the recording stream is already in error the
 // record is skipped and the event completes as failed, so that waiters fail instead of hang.
+//
+// Lock-free on the paths a caller times: record is one atomic increment and an enqueue, query
+// and a successful synchronize read atomics, and a waiter polls briefly, then sleeps on a
+// doorbell that the completing worker rings only when a sleeper announced itself
+// (common/sleeper.h), bounded like every wait. Completions serialize among themselves (records
+// on several streams may complete concurrently, and the latest generation wins), and the
+// message of a failed record is read under that lock: both are off the fast path.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 
 #include "common/status.h"
+#include "common/wait.h"
 
 namespace trnccl::device {
 
@@ -28,7 +36,7 @@ class Event : public std::enable_shared_from_this<Event> {
   // Enqueues the record on `stream`; returns the generation it will complete.
   uint64_t record(Stream& stream);
   // The generation of the latest record() (0: never recorded).
-  uint64_t generation() const;
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Blocks until `generation` has completed; returns the failure of the record, if any.
   Status waitFor(uint64_t generation);
   // kOk when the latest record completed, kInProgress before, the failure if it failed.
@@ -38,13 +46,17 @@ class Event : public std::enable_shared_from_this<Event> {
 
  private:
   void complete(uint64_t generation, Status status);
+  // kOk, or the failure of the latest completed record.
+  Status outcome() const;
 
-  mutable std::mutex mutex_;
-  std::condition_variable completedCv_;
-  uint64_t generation_ = 0;  // records issued
-  uint64_t completed_ = 0;   // highest generation completed
-  Clock::time_point stamp_{};
-  Status failure_;  // of generation completed_
+  std::atomic<uint64_t> generation_{0};  // records issued
+  std::atomic<uint64_t> completed_{0};   // highest generation completed
+  // Of generation completed_, written before completed_ is published.
+  std::atomic<Clock::rep> stamp_{0};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex completeMutex_;  // among completions; guards failure_
+  Status failure_;
+  Doorbell bell_;  // waiters sleep here; complete() rings announced sleepers
 };
 
 }  // namespace trnccl::device

@@ -30,17 +30,24 @@ Stream::~Stream() {
 
 Stream* Stream::current() { return tlsCurrentStream; }
 
-template <typename Done>
-void Stream::waitUntil(Doorbell& bell, Done done) {
-  Backoff backoff;
-  while (!done()) {
-    if (backoff.next()) continue;
-    // Announce, then check once more: the other side rings only an announced sleeper.
-    uint32_t seen = bell.snapshot();
-    DoorbellSleeper sleeper(bell);
-    if (done()) return;
-    sleeper.sleep(seen, kMaxSleep);
-  }
+void Stream::waitCompleted(uint64_t count, uint64_t wakeAt) {
+  sleepUntil(
+      doneBell_, kMaxSleep, [&] { return completed_.load(std::memory_order_acquire) >= count; },
+      [&] {
+        uint64_t lowest = wakeAt_.load(std::memory_order_relaxed);
+        while (wakeAt < lowest && !wakeAt_.compare_exchange_weak(lowest, wakeAt)) {
+        }
+      });
+}
+
+void Stream::wakeWaiters(uint64_t count) {
+  // Pairs with the fence of the waiter's announcement (sleeper.h): either the waiter's last
+  // poll sees `count`, or this load sees its wakeAt_.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (wakeAt_.load(std::memory_order_relaxed) > count) return;
+  // Everybody sleeping wakes; whoever still waits for more asks again before sleeping.
+  wakeAt_.store(UINT64_MAX, std::memory_order_seq_cst);
+  Doorbell::ring(doneBell_.word());
 }
 
 uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
@@ -48,9 +55,9 @@ uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
   {
     std::lock_guard<std::mutex> lock(enqueueMutex_);
     sequence = enqueued_.load(std::memory_order_relaxed);
-    // Full: wait for the worker to free the slot (it never waits for enqueueMutex_).
-    waitUntil(doneBell_,
-              [&] { return completed_.load(std::memory_order_acquire) + kSlots > sequence; });
+    // Full: wait for the worker to free the slot (it never waits for enqueueMutex_), and when
+    // sleeping, for a quarter of the ring.
+    if (sequence >= kSlots) waitCompleted(sequence - kSlots + 1, sequence - kSlots + kSlots / 4);
     Work& slot = slots_[sequence % kSlots];
     slot.task = std::move(task);
     slot.onSkip = std::move(onSkip);
@@ -64,7 +71,7 @@ Status Stream::synchronize() { return waitFor(enqueued_.load(std::memory_order_a
 
 Status Stream::waitFor(uint64_t sequence) {
   // sequence + 1 == 0: nothing was enqueued (synchronize() of a fresh stream).
-  waitUntil(doneBell_, [&] { return completed_.load(std::memory_order_acquire) >= sequence + 1; });
+  waitCompleted(sequence + 1, sequence + 1);
   std::lock_guard<std::mutex> lock(errorMutex_);
   return error_;
 }
@@ -88,7 +95,7 @@ void Stream::workerLoop() {
         if (enqueued_.load(std::memory_order_acquire) == next) return;
         continue;
       }
-      waitUntil(workBell_, [&] {
+      sleepUntil(workBell_, kMaxSleep, [&] {
         return enqueued_.load(std::memory_order_acquire) != next ||
                stopping_.load(std::memory_order_acquire);
       });
@@ -99,7 +106,7 @@ void Stream::workerLoop() {
     work.task = nullptr;  // destroy the task's captures before the slot is reused
     work.onSkip = nullptr;
     completed_.store(++next, std::memory_order_release);
-    wakeIfSleeping(doneBell_.word());
+    wakeWaiters(next);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,18 +96,19 @@ TEST(Fault, SigstopGivesTimeout) {
 
 // A rank stuck on a shm peer still notices that its own network link failed: the executor
 // checks every link of the communicator while it waits, not only the peers it waits on.
-// 2 emulated hosts x 2 ranks, shm inside a host and tcp across. Rank 1 receives from rank 0
-// (shm), which never sends; then rank 2 (the other host) is stopped, so rank 1's tcp link to it
-// falls silent. Rank 1 must report that link's liveness timeout within T + 2 s; checking only
-// the awaited peer (alive, idle) leaves it waiting for the collective timeout (30 s).
-TEST(Fault, OwnLinkFailsWhileWaitingOnShm) {
-#if TRNCCL_HAVE_TCP
+// 2 emulated hosts x 2 ranks, shm inside a host and `transport` (tcp, or ofi over libfabric's
+// tcp provider) across. Rank 1 receives from rank 0 (shm), which never sends; then rank 2 (the
+// other host) is stopped, so rank 1's link to it falls silent. Rank 1 must report that link's
+// liveness timeout within T + 2 s; checking only the awaited peer (alive, idle) leaves it
+// waiting for the collective timeout (30 s).
+void ownLinkFailsWhileWaitingOnShm(const std::string& transport,
+                                   std::map<std::string, std::string> env) {
   constexpr int kLivenessMs = 2000;
-  Job job("recv_stuck", 4, {"receiver=1", "sender=0"},
-          {{"TRNCCL_TIMEOUT_MS", "30000"},
-           {"TRNCCL_LIVENESS_TIMEOUT_MS", std::to_string(kLivenessMs)},
-           {"TRNCCL_EMU_RANKS_PER_NODE", "2"},
-           {"TRNCCL_TRANSPORT", "shm,tcp"}});
+  env["TRNCCL_TIMEOUT_MS"] = "30000";
+  env["TRNCCL_LIVENESS_TIMEOUT_MS"] = std::to_string(kLivenessMs);
+  env["TRNCCL_EMU_RANKS_PER_NODE"] = "2";
+  env["TRNCCL_TRANSPORT"] = "shm," + transport;
+  Job job("recv_stuck", 4, {"receiver=1", "sender=0"}, env);
   job.startAll();
   for (int r = 0; r < 4; ++r) ASSERT_TRUE(job.waitLine(r, "READY", 30s)) << job.output(r);
   ASSERT_TRUE(job.waitLine(1, "WAITING", 10s)) << job.output(1);
@@ -117,7 +119,8 @@ TEST(Fault, OwnLinkFailsWhileWaitingOnShm) {
   ASSERT_TRUE(line) << "rank 1 did not notice its own silent link within T+3s:\n" << job.output(1);
   ErrorLine e = parseError(*line);
   EXPECT_EQ(e.async, kTimeout) << e.message;
-  EXPECT_NE(e.message.find("tcp: heard nothing from rank 2"), std::string::npos) << e.message;
+  EXPECT_NE(e.message.find(transport + ": heard nothing from rank 2"), std::string::npos)
+      << e.message;
   EXPECT_GE(e.t - stopped, kLivenessMs / 2) << e.message;
   EXPECT_LE(e.t - stopped, kLivenessMs + 2000) << e.message;
   std::printf("rank 1: error %lld ms after the stop: %s\n", e.t - stopped, e.message.c_str());
@@ -125,8 +128,23 @@ TEST(Fault, OwnLinkFailsWhileWaitingOnShm) {
   job.signal(2, SIGCONT);
   ASSERT_TRUE(job.waitExit(2, 5s));
   releaseAndCheckAbort(job, {0, 1, 3});
+}
+
+TEST(Fault, OwnLinkFailsWhileWaitingOnShm) {
+#if TRNCCL_HAVE_TCP
+  ownLinkFailsWhileWaitingOnShm("tcp", {});
 #else
   skipTest("transports/tcp is not in this build (no trnccl_tcp target)");
+#endif
+}
+
+// The same with libfabric's tcp provider across (on loopback): the ofi links are checked too,
+// through their heartbeats' own endpoint (transports/ofi/heartbeat.h).
+TEST(Fault, OwnLinkFailsWhileWaitingOnShmOfi) {
+#if TRNCCL_HAVE_OFI
+  ownLinkFailsWhileWaitingOnShm("ofi", {{"FI_PROVIDER", "tcp"}, {"FI_TCP_IFACE", "lo"}});
+#else
+  skipTest("transports/ofi is not in this build (no trnccl_ofi target)");
 #endif
 }
 

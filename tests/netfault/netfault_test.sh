@@ -8,8 +8,8 @@
 # the script injects one fault while they run and checks what each rank reports, and when:
 #
 #   reset      iptables REJECT --reject-with tcp-reset on every tcp packet between the hosts
-#              (both namespaces; the bootstrap port and resets themselves let through): tcp:
-#              every rank errors through its own links within 1 s; ofi: see below
+#              (both namespaces; the bootstrap port and resets themselves let through): every
+#              rank errors through its own links within 1 s
 #   link_down  ip link set mh1 down, no reset: every rank errors within T + 2 s
 #              (T = TRNCCL_LIVENESS_TIMEOUT_MS), each host through the transport's liveness;
 #              after link up, a new communicator works
@@ -29,7 +29,8 @@
 # Usage: netfault_test.sh <fault> <tcp|ofi> <fault_rank> <delay_proxy>
 # Exit: 0 passed, 1 failed, 77 skipped (no namespaces or iptables here, or no ofi transport;
 # the reason is printed). Env: NF_DEADLINE (s, default 100) bounds the whole run; NF_KEEP=1
-# keeps the logs; NF_HAVE_OFI=0 says the build has no ofi transport.
+# keeps the logs; NF_HAVE_OFI=0 says the build has no ofi transport; NF_LOSS_COUNT and
+# NF_LOSS_ITERS (loss only) set the all-reduce's count (default 16384) and iterations (10).
 # Everything (ranks, proxies, namespaces and the rules in them) is removed on any exit.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../multihost/netns.sh"
@@ -260,7 +261,7 @@ err=$(ip netns exec "${NETNS_HOST[0]}" iptables -w -L -n 2>&1) ||
 # --- the scenarios -----------------------------------------------------------------------------
 case $FAULT in
   reset)
-    # ofi: T too, see below.
+    # T as in the others: over ofi a reset is seen at the heartbeats' pace (T/8).
     NF_ENV="TRNCCL_LIVENESS_TIMEOUT_MS=$LIVENESS_MS" start_ranks count=1048576 hold=1 go="$LOGS/go"
     wait_all "ITER 2 " 60
     check_placement
@@ -272,24 +273,13 @@ case $FAULT in
         -j REJECT --reject-with tcp-reset
     done
     reset="(tcp|ofi): .*(reset|Broken pipe|closed|failed)"
-    if [ "$TRANSPORT" = tcp ]; then
-      # Every rank through its own tcp links within 1 s, while the others hold (also a rank
-      # whose executor waits only on a held shm peer: it checks all its links while it waits).
-      wait_each "$reset" 10
-      touch "$LOGS/go"
-      check_errors "$t0" 1000 0 "$reset"
-    else
-      # libfabric (rxm over tcp) reports a reset only to a rank with an operation on that
-      # connection when the reset arrives, and not always then (docs/RELIABILITY.md F8): some
-      # rank errors through ofi within 1 s, every rank within T + 2 s (its liveness timeout).
-      wait_own "$reset|heard nothing from rank" 15
-      touch "$LOGS/go"
-      wait_all "ERROR " 15
-      check_errors "$t0" $((LIVENESS_MS + 2000)) 0 "$reset|heard nothing from rank"
-      first=$(for r in 0 1 2 3; do first_line $r "ERROR " | grep -E "$reset" | awk '{print $1}'; done | sort -n | head -1)
-      [ -n "$first" ] && (((first - t0) <= 1000)) || fail "no rank saw the reset through ofi within 1 s"
-      log "first error through ofi after $((first - t0)) ms"
-    fi
+    # Every rank through its own links within 1 s, while the others hold (also a rank whose
+    # executor waits only on a held shm peer: it checks all its links while it waits). Over
+    # ofi a reset shows on the heartbeats' own connection: an error, or a heartbeat rxm keeps
+    # queued once the other host refuses to reconnect (transports/ofi/heartbeat.h).
+    wait_each "$reset" 10
+    touch "$LOGS/go"
+    check_errors "$t0" 1000 0 "$reset"
     wait_exits
     ;;
   link_down)
@@ -312,18 +302,19 @@ case $FAULT in
     wait_exits
     ;;
   loss)
-    iters=10
+    # NF_LOSS_COUNT / NF_LOSS_ITERS make it heavier by hand (65536: 256 KiB all-reduces).
+    iters=${NF_LOSS_ITERS:-10}
     lossy=6  # the first iteration run with loss
     # At 30 % loss the kernel's retransmission backoff now and then stalls a connection for
     # 10-25 s (one segment lost 6-7 times in a row: 0.2 + 0.4 + ... s); that is the network,
     # not a failure, so the collective deadline is above it here. Heartbeats (default T) pass.
-    NF_ENV="TRNCCL_TIMEOUT_MS=120000" start_ranks count=16384 iters=$iters per_sync=1 \
+    NF_ENV="TRNCCL_TIMEOUT_MS=120000" start_ranks count=${NF_LOSS_COUNT:-16384} iters=$iters per_sync=1 \
       pause_at=$lossy go="$LOGS/go" end="$LOGS/end"
     wait_all "PAUSED " 60
     check_placement
     ipt 1 -A INPUT -i mh1 -s "$(netns_ip 0)" -m statistic --mode random --probability 0.3 -j DROP
     touch "$LOGS/go"
-    wait_all "LOOPED" 100
+    wait_all "LOOPED" $((DEADLINE - SECONDS))
     touch "$LOGS/end"
     wait_all "DONE" 20
     for ((r = 0; r < NRANKS; r++)); do

@@ -19,20 +19,26 @@ std::optional<RegisteredMemory::Range> RegisteredMemory::remove(uint64_t id) {
   Range range = it->second;
   ranges_.erase(it);
   live_.store(ranges_.size(), std::memory_order_relaxed);
+  removals_.fetch_add(1, std::memory_order_release);
   return range;
 }
 
-bool RegisteredMemory::covers(const void* p, size_t bytes) const {
-  if (live_.load(std::memory_order_relaxed) == 0) return false;
+std::optional<RegisteredMemory::Hit> RegisteredMemory::find(const void* p, size_t bytes) const {
+  if (live_.load(std::memory_order_relaxed) == 0) return std::nullopt;
   const auto* begin = static_cast<const std::byte*>(p);
   std::shared_lock lock(mu_);
   for (const auto& [id, range] : ranges_) {
     if (begin >= range.begin && bytes <= range.bytes &&
         static_cast<size_t>(begin - range.begin) <= range.bytes - bytes) {
-      return true;
+      return Hit{id, range};
     }
   }
-  return false;
+  return std::nullopt;
+}
+
+bool RegisteredMemory::contains(uint64_t id) const {
+  std::shared_lock lock(mu_);
+  return ranges_.count(id) != 0;
 }
 
 }  // namespace trnccl::transport

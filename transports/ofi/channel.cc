@@ -30,63 +30,20 @@ Channel::Channel(Endpoint& endpoint, ChannelConfig config)
   for (uint32_t i = 0; i < config_.recvSlots; ++i) init(slotOps_[i], OpKind::kRecvData, i);
   slotBytes_.assign(config_.recvSlots, kNotArrived);
   recvHeaderBytes_.fill(kNotArrived);
-  init(heartbeatOut_, OpKind::kSendHeartbeat, 0);
-  init(heartbeatIn_, OpKind::kRecvHeartbeat, 0);
 }
 
 std::byte* Channel::headerMemory(uint32_t index) const {
-  return headers_.data() + size_t{index} * kHeaderBytes;
+  return headers_.data() + size_t{index} * kHeaderSlotBytes;
 }
 
 Status Channel::start() {
   Result<RegisteredBuffer> headers = RegisteredBuffer::allocate(
-      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders + 2) * kHeaderBytes);
+      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders) * kHeaderSlotBytes);
   if (!headers) return headers.status();
   headers_ = std::move(*headers);
   for (uint32_t slot = 0; slot < kRecvHeaders; ++slot) TRN_TRY(postRecvHeader(slot, slot));
-  if (config_.heartbeat.count() > 0) TRN_TRY(postRecvHeartbeat());
   heard_.touch();
   return Status::ok();
-}
-
-// ---- liveness ----
-
-Status Channel::postRecvHeartbeat() {
-  Op& op = heartbeatIn_;
-  op.buffer = headerMemory(kSendHeaders + kRecvHeaders + 1);
-  op.bytes = sizeof(kHeartbeatMagic);
-  op.desc = headers_.desc();
-  op.address = FI_ADDR_UNSPEC;
-  op.tag = wireTag(WireKind::kHeartbeat, config_.peer, 0);
-  op.ignore = kSeqMask;  // any heartbeat of this peer
-  return endpoint_.post(op);
-}
-
-Status Channel::postHeartbeat() {
-  Op& op = heartbeatOut_;
-  op.buffer = headerMemory(kSendHeaders + kRecvHeaders);
-  std::memcpy(op.buffer, &kHeartbeatMagic, sizeof(kHeartbeatMagic));
-  op.bytes = sizeof(kHeartbeatMagic);
-  op.desc = headers_.desc();
-  op.address = config_.address;
-  op.tag = wireTag(WireKind::kHeartbeat, config_.self, heartbeatSeq_++);
-  heartbeatInFlight_ = true;
-  return endpoint_.post(op);
-}
-
-bool Channel::tick(Clock::time_point now) {
-  if (!error_) return false;
-  Status alive = checkLiveness(heard_, config_.timeout, "ofi", config_.peer, config_.where);
-  // Three quarters: the liveness thread ticks once an interval, and a tick landing a hair
-  // early must not push the heartbeat to the next one (two intervals apart).
-  if (alive && config_.heartbeat.count() > 0 && !heartbeatInFlight_ &&
-      now - lastHeartbeat_ >= config_.heartbeat * 3 / 4) {
-    lastHeartbeat_ = now;
-    alive = postHeartbeat();
-  }
-  if (alive) return false;
-  error_ = std::move(alive);
-  return true;
 }
 
 // ---- sending ----
@@ -94,6 +51,7 @@ bool Channel::tick(Clock::time_point now) {
 Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(send_.begin(tag, bytes));
+  sendInline_ = bytes != 0 && bytes <= kInlineBytes;
   headerPending_ = bytes != 0;
   return Status::ok();
 }
@@ -102,12 +60,14 @@ Status Channel::postHeader() {
   if (headerSeq_ - headersDone_ >= kSendHeaders) return Status::ok();  // still pending
   auto index = static_cast<uint32_t>(headerSeq_ % kSendHeaders);
   Header header;
+  header.flags = sendInline_ ? kInline : 0;
   header.tag = send_.tag();
   header.bytes = send_.bytes();
   std::memcpy(headerMemory(index), &header, kHeaderBytes);
   Op& op = headerOps_[index];
   op.buffer = headerMemory(index);
-  op.bytes = kHeaderBytes;
+  op.bytes = kHeaderBytes + (sendInline_ ? send_.bytes() : 0);
+  if (sendInline_) testing::counters().add(testing::Event::kInlineMessages);
   op.desc = headers_.desc();
   op.address = config_.address;
   op.tag = wireTag(WireKind::kHeader, config_.self, headerSeq_);
@@ -158,6 +118,7 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   TRN_TRY(error_);
   size_t offered = send_.clamp(bytes);
   if (offered == 0) return size_t{0};
+  if (sendInline_) return copyInline(src, offered);
   if (headerPending_) {
     TRN_TRY(postHeader());
     if (headerPending_) return size_t{0};
@@ -197,18 +158,35 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   return taken;
 }
 
+Result<size_t> Channel::copyInline(const void* src, size_t bytes) {
+  if (headerSeq_ - headersDone_ >= kSendHeaders) return size_t{0};  // every slot in flight
+  auto index = static_cast<uint32_t>(headerSeq_ % kSendHeaders);
+  std::memcpy(headerMemory(index) + kHeaderBytes + send_.moved(), src, bytes);
+  send_.advance(bytes);
+  if (send_.complete()) TRN_TRY(postHeader());
+  return bytes;
+}
+
 Result<bool> Channel::prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes) {
-  if (config_.zcopyBytes == 0 || bytes < config_.zcopyBytes) return false;
+  // A registered piece stays where it is however small: the user keeps it mapped and unchanged
+  // until deregistering, and the call returns only after sendDone().
+  MrCache* cache = endpoint_.mrCache();
+  if (cache != nullptr && config_.registered != nullptr) {
+    cache->dropDeregistered(*config_.registered);
+  }
+  const bool registered = config_.registered != nullptr && config_.registered->covers(src, bytes);
+  if (!registered && (config_.zcopyBytes == 0 || bytes < config_.zcopyBytes)) return false;
   Op& op = pieceOps_[index];
   Piece& piece = pieces_[index];
   op.desc = nullptr;  // what a provider without FI_MR_LOCAL gets
-  if (MrCache* cache = endpoint_.mrCache()) {
-    Result<MrCache::Lease> lease = cache->descriptor(src, bytes);
+  if (cache != nullptr) {
+    Result<MrCache::Lease> lease = cache->descriptor(src, bytes, config_.registered);
     if (!lease) return lease.status();
-    if (!*lease) return false;  // host memory, or every cached registration in use
+    if (!*lease) return false;  // unregistered host memory, or every registration in use
     op.desc = lease->desc;
     piece.registration = lease->entry;
   }
+  if (registered) testing::counters().add(testing::Event::kRegisteredPieces);
   piece.footprint = 0;
   op.buffer = const_cast<std::byte*>(src);  // fi_tsend only reads it
   return true;
@@ -235,7 +213,7 @@ bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ 
 Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {
   Op& op = recvHeaderOps_[slot];
   op.buffer = headerMemory(kSendHeaders + slot);
-  op.bytes = kHeaderBytes;
+  op.bytes = kHeaderSlotBytes;
   op.desc = headers_.desc();
   op.address = FI_ADDR_UNSPEC;  // the tag names the sender
   op.tag = wireTag(WireKind::kHeader, config_.peer, seq);
@@ -270,7 +248,7 @@ Status Channel::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(recv_.begin(tag, bytes));
   headerChecked_ = bytes == 0;
-  if (bytes != 0) TRN_TRY(ensureRecvSlots());
+  if (bytes > kInlineBytes) TRN_TRY(ensureRecvSlots());
   return Status::ok();
 }
 
@@ -280,7 +258,10 @@ Status Channel::checkHeader() {
   if (arrived == kNotArrived) return Status::ok();
   Header header;
   std::memcpy(&header, headerMemory(kSendHeaders + slot), kHeaderBytes);
-  if (arrived != kHeaderBytes || header.magic != kHeaderMagic) {
+  const bool inlined = (header.flags & kInline) != 0;
+  if (arrived < kHeaderBytes || header.magic != kHeaderMagic ||
+      inlined != (header.bytes <= kInlineBytes) ||
+      arrived != kHeaderBytes + (inlined ? header.bytes : 0)) {
     return Status(Code::kInternalError,
                   fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
                               "(expected tag {:#x} and {} bytes)",
@@ -295,8 +276,26 @@ Status Channel::checkHeader() {
                   config_.peer);
   }
   headerChecked_ = true;
+  if (inlined) {
+    recvInline_ = true;  // the slot is reposted once the message was consumed
+    return Status::ok();
+  }
   ++recvHeaderSeq_;
   return postRecvHeader(slot, recvHeaderSeq_ + kRecvHeaders - 1);
+}
+
+Result<size_t> Channel::consumeInline(size_t max, const Consumer& consume) {
+  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
+  size_t n = recv_.clamp(max);
+  if (n == 0) return size_t{0};
+  consume(recv_.moved(), headerMemory(kSendHeaders + slot) + kHeaderBytes + recv_.moved(), n);
+  recv_.advance(n);
+  if (recv_.complete()) {
+    recvInline_ = false;
+    ++recvHeaderSeq_;
+    TRN_TRY(postRecvHeader(slot, recvHeaderSeq_ + kRecvHeaders - 1));
+  }
+  return n;
 }
 
 Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
@@ -305,6 +304,7 @@ Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
     TRN_TRY(checkHeader());
     if (!headerChecked_) return size_t{0};
   }
+  if (recvInline_) return consumeInline(max, consume);
   size_t handed = 0;
   while (!recv_.complete() && handed < max) {
     auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
@@ -360,13 +360,6 @@ void Channel::complete(Op& op, size_t bytes) {
     case OpKind::kRecvData:
       heard_.touch();
       slotBytes_[op.index] = bytes;
-      break;
-    case OpKind::kSendHeartbeat:
-      heartbeatInFlight_ = false;
-      break;
-    case OpKind::kRecvHeartbeat:
-      heard_.touch();
-      if (Status reposted = postRecvHeartbeat(); !reposted && error_) error_ = std::move(reposted);
       break;
   }
 }

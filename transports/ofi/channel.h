@@ -7,23 +7,27 @@
 // never needed after sendSome() returns. Ring space frees as send completions arrive, in order.
 // sendDone() still waits for every completion of the connection: a provider with manual
 // progress moves bytes only while this rank polls, and the executor polls until sendDone().
-// Pieces of at least zcopyBytes skip the ring: fi_tsend reads the caller's buffer in place
-// (allowed, since the source may be read until sendDone()). A provider that does not ask for
-// local registration gets no descriptor. One that does (FI_MR_LOCAL, or TRNCCL_OFI_MR_LOCAL=1)
-// gets the descriptor of the endpoint's cached registration (mr_cache.h) when the piece is
-// device memory, pinned until the piece's send completes or fails; a host piece, or one the
-// full cache cannot take, is copied through the (registered) ring like a small piece.
+// Pieces of at least zcopyBytes, and pieces of any size inside a buffer registered with the
+// communicator (trncclCommRegister), skip the ring: fi_tsend reads the caller's buffer in
+// place (allowed, since the source may be read until sendDone()). A provider that does not ask
+// for local registration gets no descriptor. One that does (FI_MR_LOCAL, or
+// TRNCCL_OFI_MR_LOCAL=1) gets the descriptor of the endpoint's cached registration
+// (mr_cache.h) when the piece is device memory or registered host memory, pinned until the
+// piece's send completes or fails; another host piece, or one the full cache cannot take, is
+// copied through the (registered) ring like a small piece.
 //
-// Receiving pre-posts kRecvHeaders header receives at setup and, from the first beginRecv()
-// of a non-empty message on, `recvSlots` data receives of pieceBytes each; completed slots are
-// handed to the consumer in sequence order, straight out of the slot, and reposted for the
-// sequence `recvSlots` further on once consumed.
+// A message of at most kInlineBytes (wire.h) skips both: sendSome() copies it into its header
+// slot, and the header goes once the whole message was offered, as one message.
 //
-// Liveness (transports/core/liveness.h): with a heartbeat interval, the channel keeps one
-// heartbeat receive posted and, on each tick(), sends a heartbeat when none is in flight and
-// the last was sent an interval ago. Any receive completion counts as hearing from the peer;
-// a channel that heard nothing for its liveness timeout fails with kTimeout, as does one
-// whose heartbeat send fails (a reset connection).
+// Receiving pre-posts kRecvHeaders header receives (a slot of kHeaderSlotBytes each) at setup
+// and, from the first beginRecv() of a message too large to come inline on, `recvSlots` data
+// receives of pieceBytes each; completed slots are handed to the consumer in sequence order,
+// straight out of the slot, and reposted for the sequence `recvSlots` further on once consumed.
+// An inline message is handed out of its header slot, which is reposted once it is consumed.
+//
+// Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
+// heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
+// channel whose link failed (fail(Status)), so its later calls report it.
 #pragma once
 
 #include <array>
@@ -50,9 +54,9 @@ struct ChannelConfig {
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
-  std::chrono::milliseconds heartbeat{0};  // the pair's interval (0: no heartbeats)
-  std::chrono::milliseconds timeout{0};    // this rank's liveness timeout (0: no check)
-  const char* where = "";                  // names the link in errors (the provider)
+  // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
+  // source buffer whatever their size. nullptr: none.
+  const RegisteredMemory* registered = nullptr;
 };
 
 class Channel {
@@ -73,12 +77,14 @@ class Channel {
   // Completion of one of this channel's operations (called by Endpoint::progress).
   void complete(Op& op, size_t bytes);
   void fail(Op& op, Status status);
+  // The link failed (heartbeat.h): every later call reports `status`.
+  void fail(Status status) {
+    if (error_) error_ = std::move(status);
+  }
+  // When anything last arrived from the peer (written by receive completions and heartbeats).
+  LastHeard& heard() { return heard_; }
 
-  // Sends a heartbeat if one is due, fails the channel if it has been silent too long; true
-  // when it failed just now. Under the endpoint's lock, like everything here.
-  bool tick(Clock::time_point now);
-
-  // Sends posted or queued whose completion has not arrived (heartbeats aside).
+  // Sends posted or queued whose completion has not arrived.
   bool sending() const;
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
@@ -88,8 +94,6 @@ class Channel {
     for (Op& op : pieceOps_) f(op);
     for (Op& op : recvHeaderOps_) f(op);
     for (Op& op : slotOps_) f(op);
-    f(heartbeatOut_);
-    f(heartbeatIn_);
   }
   const Status& error() const { return error_; }
   int peer() const { return config_.peer; }
@@ -107,8 +111,10 @@ class Channel {
   };
 
   Status postHeader();
-  Status postRecvHeartbeat();
-  Status postHeartbeat();
+  // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
+  // posts the header once the message is complete.
+  Result<size_t> copyInline(const void* src, size_t bytes);
+  Result<size_t> consumeInline(size_t max, const Consumer& consume);
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
   Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
   void releaseRegistration(Piece& piece);
@@ -124,19 +130,13 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
-  // kSendHeaders outgoing, kRecvHeaders incoming, then one heartbeat out and one in.
+  // Slots of kHeaderSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
-
-  // Liveness.
   LastHeard heard_;
-  Op heartbeatOut_{};
-  Op heartbeatIn_{};
-  bool heartbeatInFlight_ = false;
-  uint64_t heartbeatSeq_ = 0;
-  Clock::time_point lastHeartbeat_{};
 
   // Sending.
   MessageState send_;
+  bool sendInline_ = false;  // the message goes inside its header
   bool headerPending_ = false;
   uint64_t headerSeq_ = 0;  // headers sent, ever
   uint64_t headersDone_ = 0;
@@ -153,6 +153,7 @@ class Channel {
   // Receiving.
   MessageState recv_;
   bool headerChecked_ = true;
+  bool recvInline_ = false;     // the checked header slot holds the message
   uint64_t recvHeaderSeq_ = 0;  // next header expected
   std::array<Op, kRecvHeaders> recvHeaderOps_{};
   std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived

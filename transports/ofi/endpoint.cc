@@ -7,6 +7,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "transports/ofi/channel.h"
+#include "transports/ofi/heartbeat.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/testing.h"
 #include "transports/ofi/waker.h"
@@ -32,10 +33,6 @@ const char* opName(OpKind kind) {
       return "header receive from";
     case OpKind::kRecvData:
       return "data receive from";
-    case OpKind::kSendHeartbeat:
-      return "heartbeat to";
-    case OpKind::kRecvHeartbeat:
-      return "heartbeat from";
   }
   return "operation with";
 }
@@ -51,15 +48,7 @@ Result<std::shared_ptr<Endpoint>> Endpoint::open(InfoPtr info, int rank, Doorbel
 }
 
 Status Endpoint::openObjects() {
-  fid_fabric* fabric = nullptr;
-  int rc = fi_fabric(info_->fabric_attr, &fabric, nullptr);
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_fabric", rc));
-  fabric_.reset(fabric);
-
-  fid_domain* domain = nullptr;
-  rc = fi_domain(fabric_.get(), info_.get(), &domain, nullptr);
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_domain", rc));
-  domain_.reset(domain);
+  TRN_TRY(openDomain(*info_, fabric_, domain_, "ofi"));
   // Forcing registration on a provider that does not need it exercises the FI_MR_LOCAL paths
   // (efa's) with real registrations on whatever provider a test machine has.
   mrLocal_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 ||
@@ -72,7 +61,7 @@ Status Endpoint::openObjects() {
   cqAttr.size = std::max(kMinCqEntries, info_->rx_attr->size + info_->tx_attr->size);
   cqAttr.wait_obj = env::getInt("TRNCCL_OFI_WAKER", 1) != 0 ? FI_WAIT_FD : FI_WAIT_NONE;
   fid_cq* cq = nullptr;
-  rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
+  int rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
   if (rc != 0 && cqAttr.wait_obj != FI_WAIT_NONE) {
     TRN_INFO(kNet, "ofi: no file-descriptor wait object ({}); polling only",
              fiError("fi_cq_open", rc));
@@ -81,25 +70,7 @@ Status Endpoint::openObjects() {
   }
   if (rc != 0) return systemError("ofi: {}", fiError("fi_cq_open", rc));
   cq_.reset(cq);
-
-  fi_av_attr avAttr{};
-  avAttr.type = FI_AV_TABLE;
-  fid_av* av = nullptr;
-  rc = fi_av_open(domain_.get(), &avAttr, &av, nullptr);
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_av_open", rc));
-  av_.reset(av);
-
-  fid_ep* ep = nullptr;
-  rc = fi_endpoint(domain_.get(), info_.get(), &ep, nullptr);
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_endpoint", rc));
-  ep_.reset(ep);
-  rc = fi_ep_bind(ep_.get(), &av_->fid, 0);
-  if (rc != 0) return systemError("ofi: binding the address vector: {}", fiError("fi_ep_bind", rc));
-  rc = fi_ep_bind(ep_.get(), &cq_->fid, FI_TRANSMIT | FI_RECV);
-  if (rc != 0)
-    return systemError("ofi: binding the completion queue: {}", fiError("fi_ep_bind", rc));
-  rc = fi_enable(ep_.get());
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_enable", rc));
+  TRN_TRY(openEndpoint(*info_, domain_.get(), cq_.get(), av_, ep_, "ofi"));
 
   if (cqAttr.wait_obj == FI_WAIT_FD) {
     int fd = -1;
@@ -119,6 +90,7 @@ Endpoint::~Endpoint() {
   std::lock_guard lock(mutex_);
   if (!ep_) return;
   drain();
+  heartbeats_.reset();  // goodbyes once the last data left
   cancelAll();
 }
 
@@ -166,8 +138,9 @@ void Endpoint::drain() {
   auto linger = std::chrono::milliseconds(env::getInt("TRNCCL_OFI_LINGER_MS", kDefaultLingerMs));
   auto until = std::chrono::steady_clock::now() + linger;
   auto busy = [&] {
-    return std::any_of(channels_.begin(), channels_.end(),
-                       [](const auto& c) { return c->sending() && c->error().isOk(); });
+    return std::any_of(channels_.begin(), channels_.end(), [this](const auto& c) {
+      return c->sending() && linkStatus(*c, false).isOk();
+    });
   };
   while (busy() && error_.isOk()) {
     if (std::chrono::steady_clock::now() >= until) {
@@ -180,14 +153,7 @@ void Endpoint::drain() {
   }
 }
 
-Result<std::vector<std::byte>> Endpoint::name() const {
-  std::vector<std::byte> name(256);
-  size_t bytes = name.size();
-  int rc = fi_getname(&ep_->fid, name.data(), &bytes);
-  if (rc != 0) return systemError("ofi: {}", fiError("fi_getname", rc));
-  name.resize(bytes);
-  return name;
-}
+Result<std::vector<std::byte>> Endpoint::name() const { return endpointName(ep_.get(), "ofi"); }
 
 Result<fi_addr_t> Endpoint::insert(std::span<const std::byte> name, int peer) {
   fi_addr_t address = FI_ADDR_UNSPEC;
@@ -204,6 +170,18 @@ Result<fi_addr_t> Endpoint::insert(std::span<const std::byte> name, int peer) {
 Channel& Endpoint::adopt(std::unique_ptr<Channel> channel) {
   channels_.push_back(std::move(channel));
   return *channels_.back();
+}
+
+void Endpoint::useHeartbeats(std::unique_ptr<Heartbeats> heartbeats) {
+  heartbeats_ = std::move(heartbeats);
+}
+
+Status Endpoint::linkStatus(Channel& channel, bool awaited) {
+  TRN_TRY(channel.error());
+  if (!heartbeats_) return Status::ok();
+  Status link = heartbeats_->check(channel.peer(), awaited);
+  if (!link) channel.fail(link);
+  return link;
 }
 
 Result<bool> Endpoint::tryPost(Op& op) {
@@ -313,14 +291,14 @@ void Endpoint::runLiveness(std::chrono::milliseconds interval) {
   std::unique_lock wait(livenessMutex_);
   while (!livenessWake_.wait_for(wait, interval, [this] { return livenessStop_; })) {
     wait.unlock();
-    {
-      std::lock_guard lock(mutex_);
+    bool failed = heartbeats_ && heartbeats_->tick(Clock::now());
+    // Never waits for the executor: heartbeats must not stop while a call holds the lock
+    // (and whoever holds it drives the provider anyway).
+    if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) {
       (void)progress();  // an endpoint error reaches the executor through its own calls
-      auto now = Clock::now();
-      bool failed = false;
-      for (auto& channel : channels_) failed |= channel->tick(now);
-      if (failed) bell_->ring();  // let a sleeping executor see it
+      for (auto& channel : channels_) (void)linkStatus(*channel, false);
     }
+    if (failed) bell_->ring();  // let a sleeping executor see it
     wait.lock();
   }
 }

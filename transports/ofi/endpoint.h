@@ -15,20 +15,23 @@
 // with the domain and the endpoint keeps a registration cache (mr_cache.h) for zero-copy sends
 // from device memory.
 //
-// Liveness (transports/core/liveness.h): once setup is done, startLiveness() starts a thread
-// that wakes every heartbeat interval, takes the lock, runs progress() and lets each channel
-// send its heartbeat and check when it last heard from its peer (Channel::tick). So heartbeats
-// flow, and a manual-progress provider answers them, while the executor is idle; a channel
-// silent for its liveness timeout fails with kTimeout. The thread sleeps between ticks.
+// Liveness (transports/core/liveness.h): the heartbeats travel on an endpoint of their own
+// (heartbeat.h, owned here). Once setup is done, startLiveness() starts a thread that wakes
+// every heartbeat interval, lets the heartbeats tick (under their own lock: a long call on this
+// endpoint does not hold them up), then takes this endpoint's lock, runs progress() and fails
+// each channel whose link failed (a failed heartbeat, or silence past the liveness timeout) so
+// that its later calls report it. The thread sleeps between ticks. linkStatus() is the same
+// check at the executor's pace.
 //
 // Destruction: stops the liveness thread, lingers (TRNCCL_OFI_LINGER_MS, default 2000) while
-// sends are still in flight on channels that have not failed so the peers get the last bytes,
-// cancels every operation the provider still holds (fi_cancel: the pre-posted receives, sends
-// stuck on a failed connection) and reads the completion queue until their completions have
-// arrived (at most 500 ms): closing an endpoint with operations in flight crashed rxm's
-// fi_close after a liveness timeout. Then it closes the endpoint, address vector, completion
-// queue, the channels' registered buffers, the cached registrations, the domain and the
-// fabric, in that order.
+// sends are still in flight on channels whose link has not failed so the peers get the last
+// bytes, closes the heartbeats (a goodbye to every peer first), cancels every operation the
+// provider still holds (fi_cancel: the pre-posted receives, sends stuck on a failed
+// connection) and reads the completion queue until their completions have arrived (at most
+// 500 ms): closing an endpoint with operations in flight crashed rxm's fi_close after a
+// liveness timeout. Then it closes the endpoint, address vector, completion queue, the
+// channels' registered buffers, the cached registrations, the domain and the fabric, in that
+// order.
 #pragma once
 
 #include <rdma/fi_cm.h>
@@ -52,19 +55,13 @@
 namespace trnccl::transport::ofi {
 
 class Channel;
+class Heartbeats;
 class MrCache;
 class Waker;
 
-enum class OpKind : uint8_t {
-  kSendHeader,
-  kSendData,
-  kSendHeartbeat,
-  kRecvHeader,
-  kRecvData,
-  kRecvHeartbeat
-};
+enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
 const char* opName(OpKind kind);
-inline bool isSend(OpKind kind) { return kind <= OpKind::kSendHeartbeat; }
+inline bool isSend(OpKind kind) { return kind <= OpKind::kSendData; }
 
 // One posted (or queued) operation. Lives at a stable address in its channel for as long as
 // the provider may use it.
@@ -98,8 +95,14 @@ class Endpoint {
   Result<fi_addr_t> insert(std::span<const std::byte> name, int peer);
   // Takes ownership of a channel; it lives until the endpoint closes.
   Channel& adopt(std::unique_ptr<Channel> channel);
-  // Starts the heartbeat thread (every `interval`; 0: none). After the last adopt().
+  // Takes ownership of the heartbeats of this endpoint's links (none: no liveness checks).
+  void useHeartbeats(std::unique_ptr<Heartbeats> heartbeats);
+  Heartbeats* heartbeats() const { return heartbeats_.get(); }
+  // Starts the liveness thread (every `interval`; 0: none). After the last adopt().
   void startLiveness(std::chrono::milliseconds interval);
+  // The channel's error, else its link's (heartbeat.h; `awaited`: this rank waits for the
+  // peer's data), which then fails the channel. Under the lock.
+  Status linkStatus(Channel& channel, bool awaited);
 
   // Posts `op` now, or queues it behind operations refused with -FI_EAGAIN.
   Status post(Op& op);
@@ -138,12 +141,14 @@ class Endpoint {
   size_t posted_ = 0;     // operations the provider holds (Op::posted)
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
 
-  // Destroyed in reverse: waker, endpoint, address vector, completion queue, channels (their
-  // registrations; they hold leases of the cache), cached registrations, domain, fabric.
+  // Destroyed in reverse: waker, endpoint, address vector, completion queue, heartbeats,
+  // channels (their registrations; they hold leases of the cache), cached registrations,
+  // domain, fabric.
   FabricPtr fabric_{nullptr, {"fabric"}};
   DomainPtr domain_{nullptr, {"domain"}};
   std::unique_ptr<MrCache> mrCache_;
   std::vector<std::unique_ptr<Channel>> channels_;
+  std::unique_ptr<Heartbeats> heartbeats_;  // closed by the destructor, before cancelAll()
   CqPtr cq_{nullptr, {"completion queue"}};
   AvPtr av_{nullptr, {"address vector"}};
   EpPtr ep_{nullptr, {"endpoint"}};

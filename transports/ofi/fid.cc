@@ -16,4 +16,50 @@ std::string fiError(const char* call, long code) {
   return fmt::format("{} failed: {} (-{})", call, fi_strerror(positive), positive);
 }
 
+Status openDomain(fi_info& info, FabricPtr& fabric, DomainPtr& domain, const char* what) {
+  fid_fabric* f = nullptr;
+  int rc = fi_fabric(info.fabric_attr, &f, nullptr);
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_fabric", rc));
+  fabric.reset(f);
+  fid_domain* d = nullptr;
+  rc = fi_domain(fabric.get(), &info, &d, nullptr);
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_domain", rc));
+  domain.reset(d);
+  return Status::ok();
+}
+
+Status openEndpoint(fi_info& info, fid_domain* domain, fid_cq* cq, AvPtr& av, EpPtr& ep,
+                    const char* what) {
+  fi_av_attr avAttr{};
+  avAttr.type = FI_AV_TABLE;
+  fid_av* a = nullptr;
+  int rc = fi_av_open(domain, &avAttr, &a, nullptr);
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_av_open", rc));
+  av.reset(a);
+  fid_ep* e = nullptr;
+  rc = fi_endpoint(domain, &info, &e, nullptr);
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_endpoint", rc));
+  ep.reset(e);
+  rc = fi_ep_bind(ep.get(), &av->fid, 0);
+  if (rc != 0) {
+    return systemError("{}: binding the address vector: {}", what, fiError("fi_ep_bind", rc));
+  }
+  rc = fi_ep_bind(ep.get(), &cq->fid, FI_TRANSMIT | FI_RECV);
+  if (rc != 0) {
+    return systemError("{}: binding the completion queue: {}", what, fiError("fi_ep_bind", rc));
+  }
+  rc = fi_enable(ep.get());
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_enable", rc));
+  return Status::ok();
+}
+
+Result<std::vector<std::byte>> endpointName(fid_ep* ep, const char* what) {
+  std::vector<std::byte> name(256);
+  size_t bytes = name.size();
+  int rc = fi_getname(&ep->fid, name.data(), &bytes);
+  if (rc != 0) return systemError("{}: {}", what, fiError("fi_getname", rc));
+  name.resize(bytes);
+  return name;
+}
+
 }  // namespace trnccl::transport::ofi

@@ -4,12 +4,16 @@
 #pragma once
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "common/status.h"
 
 namespace trnccl::transport::ofi {
 
@@ -40,5 +44,15 @@ using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // "fi_xxx failed: <fi_strerror> (-<code>)", for error messages.
 std::string fiError(const char* call, long code);
+
+// Opening, for both endpoints of a rank (endpoint.h, heartbeat.h); `what` starts every error
+// ("ofi", "ofi: heartbeat endpoint"). The fabric and domain of `info`:
+Status openDomain(fi_info& info, FabricPtr& fabric, DomainPtr& domain, const char* what);
+// An address vector (FI_AV_TABLE) and an endpoint of `info` on `domain`, bound to the address
+// vector and to `cq` (sends and receives), enabled.
+Status openEndpoint(fi_info& info, fid_domain* domain, fid_cq* cq, AvPtr& av, EpPtr& ep,
+                    const char* what);
+// The endpoint's address (fi_getname).
+Result<std::vector<std::byte>> endpointName(fid_ep* ep, const char* what);
 
 }  // namespace trnccl::transport::ofi

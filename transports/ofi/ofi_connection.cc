@@ -35,8 +35,13 @@ Result<size_t> OfiConnection::recvSome(size_t max, const Consumer& consume) {
 Status OfiConnection::checkPeer() {
   std::lock_guard lock(endpoint_->mutex());
   TRN_TRY(endpoint_->progress());
-  channel_.tick(Clock::now());  // the liveness check, at the executor's pace while it waits
-  return channel_.error();
+  return endpoint_->linkStatus(channel_, true);
+}
+
+Status OfiConnection::checkLink() {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());
+  return endpoint_->linkStatus(channel_, false);
 }
 
 }  // namespace trnccl::transport::ofi

@@ -22,13 +22,14 @@ class OfiConnection final : public Connection {
   Status beginRecv(uint64_t tag, size_t bytes) override;
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
   size_t bufferBytes() const override { return channel_.bufferBytes(); }
+  // The channel's error, a failed heartbeat, or silence past the liveness timeout
+  // (heartbeat.h); checkLink() the same, except that a peer that closed in order is not
+  // checked there (only a peer this rank waits for must keep talking).
   Status checkPeer() override;
-  // checkLink() stays the default (OK): rxm connects a pair on its first message, and in the
-  // F11 delay test (a relaying proxy) pairs that exchange no data never got a heartbeat
-  // through, so checking them would fail a working network (docs/RELIABILITY.md).
+  Status checkLink() override;
   int peer() const override { return channel_.peer(); }
   const char* transportName() const override { return "ofi"; }
-  // The endpoint this connection is a channel of (tests hold its lock to silence a rank).
+  // The endpoint this connection is a channel of (tests hold its locks to stall a rank).
   Endpoint& endpoint() const { return *endpoint_; }
 
  private:

@@ -11,6 +11,7 @@
 #include "transports/core/setup.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/endpoint.h"
+#include "transports/ofi/heartbeat.h"
 #include "transports/ofi/ofi_connection.h"
 #include "transports/ofi/provider.h"
 #include "transports/ofi/wire.h"
@@ -26,17 +27,28 @@ constexpr int64_t kDefaultZcopyBytes = 0;
 constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
-// What each rank tells the others: whether it is ready, its endpoint's name, its piece size
-// and its liveness timeout (transports/core/liveness.h).
+// What each rank tells the others: whether it is ready, its endpoint's name, its piece size,
+// its liveness timeout (transports/core/liveness.h) and its heartbeat endpoint's name (none
+// over libfabric's shm provider).
 struct NameBlob {
   int32_t ok = 0;
   uint32_t nameBytes = 0;
   uint64_t pieceBytes = 0;
   uint32_t livenessMs = 0;
-  uint32_t reserved = 0;
+  uint32_t beatNameBytes = 0;
   std::array<char, 232> name{};
+  std::array<char, 256> beatName{};
 };
-static_assert(sizeof(NameBlob) == 256);
+static_assert(sizeof(NameBlob) == 512);
+
+// Copies an endpoint's name into a blob's field; false when it does not fit.
+template <size_t N>
+bool putName(const std::vector<std::byte>& name, std::array<char, N>& to, uint32_t& bytes) {
+  if (name.size() > N) return false;
+  std::memcpy(to.data(), name.data(), name.size());
+  bytes = static_cast<uint32_t>(name.size());
+  return true;
+}
 
 size_t envBytes(const char* name, int64_t fallback) {
   int64_t value = env::getInt(name, fallback);
@@ -55,7 +67,9 @@ class Setup {
  private:
   Status validate() const;
   Status open();
+  Status describeSelf(NameBlob& mine) const;
   Status connectPeers(const std::vector<NameBlob>& blobs);
+  Status addHeartbeats(const NameBlob& blob, int peer, Channel& channel);
   bool singleHost() const;
 
   SetupContext& ctx_;
@@ -63,8 +77,8 @@ class Setup {
   std::shared_ptr<Endpoint> endpoint_;
   std::vector<Channel*> channels_;  // indexed like peers_
   size_t pieceBytes_ = 0;
+  const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
-  std::chrono::milliseconds fastestHeartbeat_{0};  // of all channels: the thread's pace
 };
 
 Status Setup::validate() const {
@@ -96,7 +110,54 @@ Status Setup::open() {
   pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
   TRN_INFO(kNet, "ofi: rank {} opened {} ({}waker) for {} peers", ctx_.rank, description,
            endpoint_->hasWaker() ? "" : "no ", peers_.size());
+  // Liveness guards network links. libfabric's shm provider stays on the host, where a dead
+  // peer is found by the peer check; its endpoints also crashed (SIGSEGV in the provider's
+  // lock) when a heartbeat thread posted beside the executor under ASan, so no heartbeats.
+  const fi_fabric_attr* fabric = endpoint_->info().fabric_attr;
+  where_ = fabric != nullptr && fabric->prov_name != nullptr ? fabric->prov_name : "ofi";
+  if (std::string_view(where_) == "shm") return Status::ok();
+  Result<std::unique_ptr<Heartbeats>> beats = Heartbeats::open(endpoint_->info(), ctx_.rank);
+  if (!beats) return beats.status();
+  endpoint_->useHeartbeats(std::move(*beats));
   return Status::ok();
+}
+
+Status Setup::describeSelf(NameBlob& mine) const {
+  Result<std::vector<std::byte>> name = endpoint_->name();
+  if (!name) return name.status();
+  if (!putName(*name, mine.name, mine.nameBytes)) {
+    return internalError("ofi: endpoint name of {} bytes exceeds {}", name->size(),
+                         mine.name.size());
+  }
+  if (Heartbeats* beats = endpoint_->heartbeats()) {
+    Result<std::vector<std::byte>> beatName = beats->name();
+    if (!beatName) return beatName.status();
+    if (!putName(*beatName, mine.beatName, mine.beatNameBytes)) {
+      return internalError("ofi: heartbeat endpoint name of {} bytes exceeds {}", beatName->size(),
+                           mine.beatName.size());
+    }
+  }
+  mine.pieceBytes = pieceBytes_;
+  mine.livenessMs = static_cast<uint32_t>(
+      std::min<int64_t>(liveness_.count(), std::numeric_limits<uint32_t>::max()));
+  return Status::ok();
+}
+
+Status Setup::addHeartbeats(const NameBlob& blob, int peer, Channel& channel) {
+  Heartbeats* beats = endpoint_->heartbeats();
+  if (beats == nullptr) return Status::ok();
+  if (blob.beatNameBytes == 0 || blob.beatNameBytes > blob.beatName.size()) {
+    return Status(Code::kInternalError,
+                  fmt::format("ofi: rank {} sent no heartbeat endpoint name", peer), peer);
+  }
+  Heartbeats::PeerConfig config;
+  config.peer = peer;
+  config.name = std::as_bytes(std::span<const char>(blob.beatName.data(), blob.beatNameBytes));
+  config.interval = heartbeatInterval(liveness_, std::chrono::milliseconds(blob.livenessMs));
+  config.timeout = liveness_;
+  config.heard = &channel.heard();
+  config.where = where_;
+  return beats->add(config);
 }
 
 Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
@@ -124,24 +185,17 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
-    const fi_fabric_attr* fabric = endpoint_->info().fabric_attr;
-    config.where = fabric != nullptr && fabric->prov_name != nullptr ? fabric->prov_name : "ofi";
-    // Liveness guards network links. libfabric's shm provider stays on the host, where a dead
-    // peer is found by the peer check; its endpoints also crashed (SIGSEGV in the provider's
-    // lock) when the heartbeat thread posted beside the executor under ASan, so no heartbeats.
-    if (std::string_view(config.where) != "shm") {
-      config.heartbeat = heartbeatInterval(liveness_, std::chrono::milliseconds(blob.livenessMs));
-      config.timeout = liveness_;
-    }
-    if (config.heartbeat.count() > 0 &&
-        (fastestHeartbeat_.count() == 0 || config.heartbeat < fastestHeartbeat_)) {
-      fastestHeartbeat_ = config.heartbeat;
-    }
+    config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
-    std::lock_guard lock(endpoint_->mutex());
-    TRN_TRY(channel.start());
+    {
+      std::lock_guard lock(endpoint_->mutex());
+      TRN_TRY(channel.start());
+    }
     channels_.push_back(&channel);
+    TRN_TRY(addHeartbeats(blob, peer, channel));
   }
+  // Every pair's heartbeat connection up before the silence clock starts (heartbeat.h).
+  if (Heartbeats* beats = endpoint_->heartbeats()) TRN_TRY(beats->greet(ctx_.deadline));
   return Status::ok();
 }
 
@@ -150,21 +204,7 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
   if (ctx_.oob == nullptr) return local;  // cannot tell the other ranks
   if (local) local = open();
   NameBlob mine;
-  if (local && endpoint_) {
-    Result<std::vector<std::byte>> name = endpoint_->name();
-    if (!name) {
-      local = name.status();
-    } else if (name->size() > mine.name.size()) {
-      local = internalError("ofi: endpoint name of {} bytes exceeds {}", name->size(),
-                            mine.name.size());
-    } else {
-      std::memcpy(mine.name.data(), name->data(), name->size());
-      mine.nameBytes = static_cast<uint32_t>(name->size());
-      mine.pieceBytes = pieceBytes_;
-      mine.livenessMs = static_cast<uint32_t>(
-          std::min<int64_t>(liveness_.count(), std::numeric_limits<uint32_t>::max()));
-    }
-  }
+  if (local && endpoint_) local = describeSelf(mine);
   mine.ok = local.isOk();
   Result<std::vector<NameBlob>> blobs = exchange(ctx_, mine, "ofi");
   if (!blobs) return blobs.status();
@@ -173,7 +213,9 @@ Result<std::vector<std::unique_ptr<Connection>>> Setup::run() {
   if (endpoint_) local = connectPeers(*blobs);
   TRN_TRY(agree(ctx_, local, "ofi", "connect its libfabric peers"));
 
-  if (endpoint_) endpoint_->startLiveness(fastestHeartbeat_);
+  if (endpoint_ && endpoint_->heartbeats()) {
+    endpoint_->startLiveness(endpoint_->heartbeats()->fastest());
+  }
   std::vector<std::unique_ptr<Connection>> connections;
   for (Channel* channel : channels_) {
     connections.push_back(std::make_unique<OfiConnection>(endpoint_, *channel));

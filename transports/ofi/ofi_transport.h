@@ -15,10 +15,11 @@
 //                           the receive slots posted ahead per peer (default 4 MiB each,
 //                           allocated on first use).
 //   TRNCCL_OFI_ZCOPY_BYTES  pieces of at least this many bytes are sent from the caller's
-//                           buffer instead of the ring (0: always copy, the default).
+//                           buffer instead of the ring (0: always copy, the default; pieces of
+//                           buffers registered with the communicator go in place anyway).
 //                           Providers that need local registration (FI_MR_LOCAL) do so only
-//                           from device memory, through a registration cache (mr_cache.h);
-//                           host pieces are copied.
+//                           from device memory and registered host buffers, through a
+//                           registration cache (mr_cache.h); other host pieces are copied.
 //                           Off by default because the interface lets a sender's source be read
 //                           until sendDone(), but ring reduce-scatter (src/algorithms/
 //                           reducescatter/ring.cc) rewrites a scratch slice that its next rank

@@ -11,6 +11,8 @@ namespace trnccl::transport::ofi::testing {
 enum class Event {
   kZeroCopyPieces,     // data pieces posted from the caller's buffer
   kCopiedPieces,       // data pieces copied through the bounce ring
+  kRegisteredPieces,   // data pieces posted in place from a buffer registered with the comm
+  kInlineMessages,     // messages sent inside their header message (wire.h kInline)
   kRegistrations,      // windows an MrCache registered (its misses)
   kCacheHits,          // lookups an existing registration covered
   kEvictions,          // registrations closed to make room

@@ -1,16 +1,20 @@
 // What an ofi connection puts on the wire: tagged messages only.
 //
 // Each executor message of `bytes` > 0 travels as one header message (Header below) and one or
-// more data pieces of at most the pair's piece size. Headers and pieces are numbered by two
-// per-connection, per-direction sequences, and the receiver posts each of its buffers for one
-// exact (kind, sender rank, sequence) tag, so nothing depends on the provider's ordering and
-// no two peers or kinds can ever match the same receive. The header carries the executor's tag
-// and size; the receiver checks both against beginRecv() before it hands out any byte.
+// more data pieces of at most the pair's piece size, or, up to kInlineBytes, inside the header
+// message itself (kInline: the payload follows the header; one message instead of two, which
+// halves the sends, completions and wake-ups of a small message). Headers and pieces are
+// numbered by two per-connection, per-direction sequences, and the receiver posts each of its
+// buffers for one exact (kind, sender rank, sequence) tag, so nothing depends on the
+// provider's ordering and no two peers or kinds can ever match the same receive. The header
+// carries the executor's tag and size; the receiver checks both against beginRecv() before it
+// hands out any byte.
 // A message of 0 bytes puts nothing on the wire (like shm): the executor never polls it.
 //
-// Heartbeats (transports/core/liveness.h) are tagged messages of their own kind, 8 bytes each,
-// numbered by a third sequence; the receiver takes them whatever their number (the sequence
-// bits are ignored on its one posted heartbeat receive).
+// Heartbeats (transports/core/liveness.h) travel on an endpoint of their own (heartbeat.h):
+// tagged messages of their own kind, 8 bytes each (kHeartbeatMagic, or kGoodbyeMagic when the
+// sender closes), numbered by their own sequence; the receiver takes them whatever their
+// number (the sequence bits are ignored on its one posted heartbeat receive per peer).
 #pragma once
 
 #include <cstddef>
@@ -33,17 +37,22 @@ inline uint64_t wireTag(WireKind kind, int senderRank, uint64_t seq) {
 }
 
 inline constexpr uint64_t kHeartbeatMagic = 0x74'61'65'62'69'66'6f'74ULL;  // "tofibeat"
+inline constexpr uint64_t kGoodbyeMagic = 0x21'65'79'62'69'66'6f'74ULL;    // "tofibye!"
 
 inline constexpr uint32_t kHeaderMagic = 0x4f464931;  // "OFI1"
+inline constexpr uint32_t kInline = 1;                // Header::flags: the payload follows
 
 struct Header {
   uint32_t magic = kHeaderMagic;
-  uint32_t reserved = 0;
+  uint32_t flags = 0;
   uint64_t tag = 0;    // the executor's message tag
   uint64_t bytes = 0;  // the message's size
   uint64_t pad = 0;
 };
 inline constexpr size_t kHeaderBytes = 32;
 static_assert(sizeof(Header) == kHeaderBytes);
+// A header with its inline payload fills one slot of this size (a page).
+inline constexpr size_t kHeaderSlotBytes = 4096;
+inline constexpr size_t kInlineBytes = kHeaderSlotBytes - kHeaderBytes;
 
 }  // namespace trnccl::transport::ofi

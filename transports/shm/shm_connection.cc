@@ -91,7 +91,7 @@ Status ShmConnection::beginSend(uint64_t tag, size_t bytes) {
   return Status::ok();
 }
 
-bool ShmConnection::describe(const void* src, size_t bytes, Record& record) const {
+bool ShmConnection::describe(const void* src, size_t bytes, bool allowCma, Record& record) const {
   record.bytes = bytes;
   record.a = reinterpret_cast<uintptr_t>(src);
   if (link_.sameProcess) {
@@ -109,7 +109,7 @@ bool ShmConnection::describe(const void* src, size_t bytes, Record& record) cons
       return true;
     }
   }
-  if (link_.peerCaps & kCapCma) {
+  if (allowCma && (link_.peerCaps & kCapCma)) {
     record.kind = static_cast<uint32_t>(RecordKind::kCma);
     return true;
   }
@@ -152,12 +152,15 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   Record record;
   size_t taken = offered;
   // A registered piece stays where it is however small (the user keeps it in place until
-  // deregistering); others only from the zero-copy threshold up.
-  const bool registered = link_.zcopyBytes != 0 && offered < link_.zcopyBytes &&
-                          link_.registered != nullptr && link_.registered->covers(src, offered);
+  // deregistering); others only from the zero-copy threshold up, and by CMA from kCmaMinBytes.
+  const bool small = offered < std::max(link_.zcopyBytes, kCmaMinBytes);
+  const bool registered = link_.zcopyBytes != 0 && small && link_.registered != nullptr &&
+                          link_.registered->covers(src, offered);
   bool byDescriptor = link_.zcopyBytes != 0 && (offered >= link_.zcopyBytes || registered) &&
-                      describe(src, offered, record);
-  if (byDescriptor && registered) testing::counters().add(testing::Event::kRegisteredPieces);
+                      describe(src, offered, registered || !small, record);
+  if (byDescriptor && registered && offered < link_.zcopyBytes) {
+    testing::counters().add(testing::Event::kRegisteredPieces);
+  }
   if (!byDescriptor) {
     taken = std::min<uint64_t>(offered, room - reserve);
     // Wait for a fair amount of room rather than dribbling tiny records into a full ring.

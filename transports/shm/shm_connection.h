@@ -81,7 +81,7 @@ class ShmConnection final : public Connection {
     Record record;
   };
 
-  bool describe(const void* src, size_t bytes, Record& record) const;
+  bool describe(const void* src, size_t bytes, bool allowCma, Record& record) const;
   void writeRecord(const Record& record);
   void copyIn(uint64_t position, const std::byte* src, size_t bytes);
   void publishHead();

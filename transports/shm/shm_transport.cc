@@ -19,7 +19,6 @@ constexpr int64_t kMinFifoBytes = 4096;
 constexpr int64_t kLargeFifoBytes = 1 << 20;
 constexpr int64_t kSmallFifoBytes = 256 << 10;
 constexpr size_t kManyPeers = 8;  // above this, FIFOs shrink to bound /dev/shm use
-constexpr int64_t kDefaultZcopyBytes = 256 << 10;
 
 // What each rank tells the others after creating its segment (first oob exchange).
 struct Hello {
@@ -108,7 +107,7 @@ Status Setup::mapPeers(const std::vector<Hello>& hellos) {
 }
 
 std::vector<std::unique_ptr<Connection>> Setup::makeConnections(const std::vector<Hello>& hellos) {
-  int64_t zcopy = env::getInt("TRNCCL_SHM_ZCOPY_BYTES", kDefaultZcopyBytes);
+  int64_t zcopy = env::getInt("TRNCCL_SHM_ZCOPY_BYTES", static_cast<int64_t>(kDefaultZcopyBytes));
   std::vector<std::unique_ptr<Connection>> connections;
   for (size_t i = 0; i < peers_.size(); ++i) {
     const Hello& hello = hellos[static_cast<size_t>(peers_[i])];

@@ -8,7 +8,9 @@
 //                          so a 32-rank host stays near 250 MiB of /dev/shm in total per rank
 //                          set instead of 1 GiB.
 //   TRNCCL_SHM_ZCOPY_BYTES pieces of at least this many bytes go by descriptor instead of
-//                          being copied through the FIFO. Default 256 KiB; 0 disables.
+//                          being copied through the FIFO. Default 64 KiB, the collectives'
+//                          pipeline slice (zero_copy.h); host memory of another process goes by
+//                          process_vm_readv from 256 KiB only. 0 disables.
 //   TRNCCL_SHM_CMA         0 forbids process_vm_readv of peers' host memory (default 1).
 //   TRNCCL_SHM_ARENA_MAP   0 forbids mapping peers' device arenas (default 1).
 //   TRNCCL_SHM_LL_THRESHOLD messages of 1 .. this many bytes go by the low-latency protocol

@@ -24,6 +24,17 @@
 
 namespace trnccl::transport::shm {
 
+// Pieces of at least this many bytes go by descriptor (TRNCCL_SHM_ZCOPY_BYTES's default): the
+// pipeline slice of the collectives over shm (a quarter of Connection::bufferBytes(), 256 KiB),
+// so every full slice of a ring or chain, sent or forwarded, is read in place by the peer.
+// (It was 256 KiB, above the slice: nothing but an unsliced send ever went in place.)
+inline constexpr size_t kDefaultZcopyBytes = 64 << 10;
+
+// Cross-memory attach is not one copy but two (the kernel's into a scratch buffer, then the
+// consumer's), like the FIFO, only both on the receiver: a host piece goes by CMA from this
+// size (or the threshold, if larger) only, a registered one whatever its size.
+inline constexpr size_t kCmaMinBytes = 256 << 10;
+
 // Read-only mappings of peers' device arenas, shared by the connections of one transport.
 class ArenaCache {
  public:

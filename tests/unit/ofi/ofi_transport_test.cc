@@ -3,6 +3,8 @@
 // fi_getinfo's reason.
 #include <gtest/gtest.h>
 
+#include "transports/ofi/testing.h"
+#include "transports/ofi/wire.h"
 #include "unit/ofi/ofi_test_util.h"
 
 namespace trnccl::transport::ofi::test {
@@ -83,6 +85,37 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
     return Status::ok();
   });
   EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+// Messages up to kInlineBytes travel inside their header, one message each; larger ones as a
+// header and pieces. Sizes on both sides of the edge arrive intact, and so do 200 small
+// messages streamed back to back (the sender runs ahead through every header slot, which the
+// receiver reposts as it consumes them).
+TEST_P(OfiTransportTest, InlineMessages) {
+  using testing::Event;
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  const std::vector<size_t> sizes = {1, kInlineBytes - 1, kInlineBytes, kInlineBytes + 1,
+                                     2 * kInlineBytes};
+  CounterDelta<Event> edge;
+  Status status = cluster.runEach([&](int r) -> Status {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
+    }
+    return Status::ok();
+  });
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(edge.get(Event::kInlineMessages), 2 * 3);  // both ranks, the three inline sizes
+  EXPECT_EQ(edge.get(Event::kCopiedPieces), 2 * 2);    // one piece each for the two larger
+
+  CounterDelta<Event> streamed;
+  status = cluster.runEach([&](int r) {
+    return streamMessages(cluster.bell(r), r, 1 - r, cluster.connTo(r, 1 - r), 200,
+                          [](size_t i) { return 1 + i * 37 % kInlineBytes; });
+  });
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(streamed.get(Event::kInlineMessages), 2 * 200);
+  EXPECT_EQ(streamed.get(Event::kCopiedPieces), 0);
 }
 
 // A receiver expecting another tag or size fails with both in the message, naming the peer.

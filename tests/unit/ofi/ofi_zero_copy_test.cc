@@ -1,10 +1,12 @@
 // Zero-copy sends through the registration cache, between two ranks as threads, once per
 // provider. TRNCCL_OFI_MR_LOCAL=1 makes tcp and shm behave like efa (FI_MR_LOCAL): device
-// memory must go zero-copy with a cached registration, host memory through the ring. Only
-// rank 0 sends, so the per-process counters count its endpoint's choices.
+// memory and host memory registered with the communicator must go zero-copy with a cached
+// registration, other host memory through the ring. Only rank 0 sends, so the per-process
+// counters count its endpoint's choices.
 #include <gtest/gtest.h>
 
 #include "transports/ofi/testing.h"
+#include "transports/ofi/wire.h"
 #include "unit/ofi/mr_test_util.h"
 #include "unit/ofi/ofi_test_util.h"
 
@@ -19,9 +21,11 @@ constexpr size_t kMessage = 4 * kPieceBytes;  // four pieces, each above the zer
 
 class OfiZeroCopyTest : public PerProvider {
  protected:
-  // A connected pair under the environment of the tests.
-  std::unique_ptr<Cluster> connect() {
+  // A connected pair under the environment of the tests, with `registered` as both ranks'
+  // registered buffers (trncclCommRegister's table; null: none).
+  std::unique_ptr<Cluster> connect(const RegisteredMemory* registered = nullptr) {
     auto cluster = std::make_unique<Cluster>(2);
+    for (auto& rank : cluster->ranks) rank->ctx.registered = registered;
     Status status = cluster->connect([](int r) { return std::vector<int>{1 - r}; });
     EXPECT_TRUE(status.isOk()) << status.message();
     if (!status) return nullptr;
@@ -150,6 +154,77 @@ TEST_P(OfiZeroCopyTest, ManyWindowsStayWithinTheBound) {
     EXPECT_EQ(delta.get(Event::kLiveRegistrations), static_cast<int64_t>(MrCache::kMaxEntries));
   }
   EXPECT_EQ(delta.get(Event::kLiveRegistrations), 0);
+}
+
+// A host buffer registered with the communicator goes in place whatever the zero-copy bound
+// (off here) and the piece size, registered with the domain once: its first message registers
+// the whole range, later ones (a small one at an offset too) hit it. Unregistered host bytes
+// still go through the ring; after deregistration the buffer does too, and the next send
+// closes its registration.
+TEST_P(OfiZeroCopyTest, RegisteredHostBufferGoesInPlaceRegisteredOnce) {
+  EnvGuard zcopyOff("TRNCCL_OFI_ZCOPY_BYTES", "0");
+  std::vector<std::byte> host(kMessage), other(kMessage);
+  fillPattern(host, 5);
+  fillPattern(other, 6);
+  RegisteredMemory registered;
+  const uint64_t id = registered.add(host.data(), host.size());
+  auto cluster = connect(&registered);
+  ASSERT_TRUE(cluster);
+
+  CounterDelta<Event> first;
+  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 1));
+  EXPECT_EQ(first.get(Event::kRegisteredPieces), 4);
+  EXPECT_EQ(first.get(Event::kZeroCopyPieces), 4);
+  EXPECT_EQ(first.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(first.get(Event::kRegistrations), 1);
+  EXPECT_EQ(first.get(Event::kCacheHits), 3);
+
+  // The smallest message that does not travel inline (wire.h), at an offset.
+  CounterDelta<Event> small;
+  ASSERT_TRUE(transfer(*cluster, host.data() + 100, kInlineBytes + 1, 2));
+  EXPECT_EQ(small.get(Event::kRegisteredPieces), 1);
+  EXPECT_EQ(small.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(small.get(Event::kRegistrations), 0);
+  EXPECT_EQ(small.get(Event::kCacheHits), 1);
+
+  CounterDelta<Event> unregistered;
+  ASSERT_TRUE(transfer(*cluster, other.data(), kMessage, 3));
+  EXPECT_EQ(unregistered.get(Event::kCopiedPieces), 4);
+  EXPECT_EQ(unregistered.get(Event::kRegisteredPieces), 0);
+  EXPECT_EQ(unregistered.get(Event::kZeroCopyPieces), 0);
+
+  ASSERT_TRUE(registered.remove(id));
+  CounterDelta<Event> after;
+  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 4));
+  EXPECT_EQ(after.get(Event::kCopiedPieces), 4);
+  EXPECT_EQ(after.get(Event::kRegisteredPieces), 0);
+  EXPECT_EQ(after.get(Event::kEvictions), 1);
+  EXPECT_EQ(after.get(Event::kLiveRegistrations), -1);
+}
+
+// Without (pretended) local registration a registered host buffer goes in place unregistered
+// (but for a message small enough to travel inside its header).
+TEST_P(OfiZeroCopyTest, RegisteredHostBufferGoesInPlaceWithoutMrLocal) {
+  EnvGuard off("TRNCCL_OFI_MR_LOCAL", "0");
+  EnvGuard zcopyOff("TRNCCL_OFI_ZCOPY_BYTES", "0");
+  Result<InfoPtr> info = chooseProvider(true);
+  ASSERT_TRUE(info.isOk()) << info.status().message();
+  if ((*info)->domain_attr->mr_mode & FI_MR_LOCAL) GTEST_SKIP() << "provider needs FI_MR_LOCAL";
+  std::vector<std::byte> host(kMessage);
+  fillPattern(host, 7);
+  RegisteredMemory registered;
+  registered.add(host.data(), host.size());
+  auto cluster = connect(&registered);
+  ASSERT_TRUE(cluster);
+  CounterDelta<Event> delta;
+  ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 1));
+  ASSERT_TRUE(transfer(*cluster, host.data() + 8, kInlineBytes + 8, 2));
+  // A message inline (inside its header) is copied into the header, registered or not.
+  ASSERT_TRUE(transfer(*cluster, host.data() + 8, kInlineBytes, 3));
+  EXPECT_EQ(delta.get(Event::kInlineMessages), 1);
+  EXPECT_EQ(delta.get(Event::kRegisteredPieces), 5);
+  EXPECT_EQ(delta.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(delta.get(Event::kRegistrations), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, OfiZeroCopyTest, ::testing::Values("tcp", "shm"),

@@ -1,0 +1,87 @@
+// The shm zero-copy threshold against the collectives' pipeline slice: every full slice of the
+// ring all-gather, sent from the own block or forwarded from the receive buffer, must be read in
+// place by the peer (a pointer descriptor between ranks of one process), never copied through
+// the FIFO. When the default threshold sat above the slice (256 KiB against 64 KiB) no piece
+// ever went in place and the all-gather made two copies per hop (issue 14's all-gather gap).
+// Counts straddle the threshold (one element below a slice, exactly one, 2.5 slices), 2-5
+// ranks, out of place and in place; the results are checked too.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "api/handle.h"
+#include "comm/communicator.h"
+#include "support/api_cases.h"
+#include "support/ranks.h"
+#include "transports/shm/testing.h"
+
+namespace trnccl::testing {
+namespace {
+
+using ShmEvent = transport::shm::testing::Event;
+
+int64_t shmCount(ShmEvent e) { return transport::shm::testing::counters().get(e); }
+
+// One rank's all-gather of `count` floats per rank on device memory; returns the wrong elements.
+size_t runAllGather(trncclComm_t comm, trnrtStream_t stream, int r, int n, size_t count,
+                    bool inPlace) {
+  const trncclDataType_t t = trncclFloat32;
+  const size_t block = count * typeSize(t);
+  DeviceBuffer recv(n * block);
+  DeviceBuffer ownSend(inPlace ? 0 : block);
+  unsigned char* send = inPlace ? recv.get() + r * block : ownSend.get();
+  std::vector<unsigned char> in = rankInput(t, r, count);
+  std::memcpy(send, in.data(), block);
+  EXPECT_EQ(trncclAllGather(send, recv.get(), count, t, comm, stream), trncclSuccess)
+      << trncclGetLastError(comm);
+  EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess) << trnrtGetLastErrorMessage();
+  size_t bad = 0;
+  for (int b = 0; b < n; ++b) {
+    for (size_t i = 0; i < count; ++i) {
+      bad += decodeAny(t, recv.get() + b * block, i) != inputValue(trncclSum, b, i);
+    }
+  }
+  return bad;
+}
+
+TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
+  setenv("TRNCCL_ALGO", "ring", 1);
+  for (int n : {2, 3, 4, 5}) {
+    Ranks& ranks = Ranks::get(n);
+    const size_t slice = ranks.comm(0)->impl->sliceBytes() / sizeof(float);
+    struct Case {
+      size_t count;
+      int64_t fullSlices;     // per block: read in place
+      int64_t partialSlices;  // per block: copied through the FIFO (all above the LL threshold)
+    };
+    for (const Case& c :
+         {Case{slice - 1, 0, 1}, Case{slice, 1, 0}, Case{2 * slice + slice / 2, 2, 1}}) {
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << n << " ranks, count " << c.count << " (slice " << slice
+                                          << ")" << (inPlace ? " in place" : ""));
+        const int64_t inline0 = shmCount(ShmEvent::kInlineRecords);
+        const int64_t pointer0 = shmCount(ShmEvent::kPointerDescriptors);
+        std::vector<size_t> bad(n);
+        ranks.run([&](int r) {
+          bad[r] = runAllGather(ranks.comm(r), ranks.stream(r), r, n, c.count, inPlace);
+        });
+        for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], 0u) << "rank " << r;
+        // Every rank receives n-1 blocks, each slice of them as one message.
+        const int64_t hops = static_cast<int64_t>(n) * (n - 1);
+        EXPECT_EQ(shmCount(ShmEvent::kPointerDescriptors) - pointer0, hops * c.fullSlices);
+        const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
+        if (c.partialSlices == 0) {
+          EXPECT_EQ(copied, 0);
+        } else {
+          EXPECT_GE(copied, hops * c.partialSlices);
+        }
+      }
+    }
+  }
+  unsetenv("TRNCCL_ALGO");
+}
+
+}  // namespace
+}  // namespace trnccl::testing
