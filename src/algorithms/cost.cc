@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace trnccl::algorithms {
 namespace {
@@ -9,12 +10,6 @@ namespace {
 // What one more concurrent message per step costs (a descriptor and a semaphore of the DMA
 // engine): it is what makes one channel the choice for small messages.
 constexpr double kChannelStepUs = 0.2;
-
-// The share of a link's bandwidth a tree and Bruck's exchanges reach, as NCCL's tuning.cc rates
-// them against the ring (Tree x0.85, PAT x0.75): a tree's parents take two children's chunks
-// at once, Bruck's long-distance steps share links and forward only whole messages.
-constexpr double kTreeEfficiency = 0.85;
-constexpr double kBruckEfficiency = 0.75;
 
 // The transports' table (TransportCost), from runs on the 2-core machine (docs/ALGORITHMS.md,
 // "The transport under the links"). Latency: half a 2-rank small all-reduce (two messages per
@@ -61,6 +56,9 @@ LinkCost interLink(const LinkModel& m) {
 LinkCost chipLink(const LinkModel& m) {
   return over({m.chipLatencyUs, m.chipBandwidth}, m.transports.intra);
 }
+LinkCost dmaLink(const LinkModel& m) {
+  return over({m.chipLatencyUs, m.chipBandwidth / std::max(1, m.ranksPerChip)}, m.transports.intra);
+}
 LinkCost crossLink(const LinkModel& m) {
   return m.crossBandwidth > 0 ? over({m.crossLatencyUs, m.crossBandwidth}, m.transports.intra)
                               : intraLink(m);
@@ -79,6 +77,44 @@ LinkCost partnerLink(const LinkModel& m) {
   return over({m.intraLatencyUs * hops, m.intraBandwidth / hops}, m.transports.intra);
 }
 
+LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLevels>& levels,
+                   int k) {
+  if (k < 0 || k >= std::min(m.partnerLevels, kPartnerLevels)) return partnerLink(m);
+  const PartnerLevel& l = levels[static_cast<size_t>(k)];
+  // The bandwidth is the slowest class's (every rank moves the level's bytes at once); the
+  // latency each class's weighted by its share of the pairs (a rank's path through the levels
+  // meets the slow pairs that often).
+  const double perChip = std::max(1, m.ranksPerChip);
+  double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
+  if (l.offChip < 1) {  // partners on the chip: the rank's own DMA queue
+    latency = (1 - l.offChip) * m.chipLatencyUs;
+    bandwidth = m.chipBandwidth / perChip;
+  }
+  const TransportCost* t = m.transports.intra;
+  if (l.offChip > 0) {
+    const double hops = std::max(1.0, l.hops);
+    const double senders = std::max(1.0, std::round(l.offChip * perChip));
+    const double across = std::min(l.offInstance, l.offChip);
+    LinkCost path{m.intraLatencyUs * hops, m.intraBandwidth / (hops * senders)};
+    if (across > 0 && m.multiInstance) {
+      // A rank's share of its rail (interBandwidth counts the rail's ranks), whose send queue
+      // issues their messages one after another.
+      path = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs, m.interBandwidth};
+      t = m.transports.inter;
+    } else if (across > 0 && m.crossBandwidth > 0) {
+      path = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders)};
+    }
+    const double within = (l.offChip - across) * m.intraLatencyUs * hops;
+    latency += across > 0 ? within + across * path.latencyUs : l.offChip * path.latencyUs;
+    bandwidth = std::min(bandwidth, path.bandwidth);
+  }
+  return over({latency, bandwidth}, t);
+}
+
+double reduceUs(const LinkModel& m, double bytes) {
+  return 3 * bytes / (std::max(1e-9, m.hbmBandwidth) * 1e3);
+}
+
 double totalBytes(const CollArgs& a) {
   double elem = static_cast<double>(device::dataTypeSize(a.type));
   bool perRank = a.coll == Collective::kAllGather || a.coll == Collective::kReduceScatter ||
@@ -92,23 +128,58 @@ double ringPhase(int k, double bytes, LinkCost link) {
   return (k - 1) * (link.latencyUs + bytes / k / (link.bandwidth * 1e3));
 }
 
-double flatPhase(const CollArgs& a, const LinkModel& m) {
-  return ringPhase(a.nranks, totalBytes(a), flatLink(m));
+namespace {
+// The flat link, or a rank's DMA queue where that is slower: a ring over whole chips steps from
+// core to core of a chip as often as it leaves the chip (a switch's port is wider than the
+// DMA queue of one of its chip's cores).
+LinkCost ringLink(const LinkModel& m, int channels) {
+  LinkCost link = flatLink(m);
+  if (m.ranksPerChip > 1) {
+    link.bandwidth = std::min(link.bandwidth, dmaLink(m).bandwidth / std::max(1, channels));
+  }
+  return link;
+}
+}  // namespace
+
+double ringReducePhase(int k, double bytes, LinkCost link, const LinkModel& m) {
+  if (k <= 1) return 0;
+  const double step = bytes / k;
+  return (k - 1) * (link.latencyUs + std::max(step / (link.bandwidth * 1e3), reduceUs(m, step)));
 }
 
-double channelsRingPhase(int k, double bytes, LinkCost link, int channels) {
+double flatPhase(const CollArgs& a, const LinkModel& m) {
+  return ringPhase(a.nranks, totalBytes(a), ringLink(m, 1));
+}
+
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
+                         const LinkModel* reduce) {
   channels = std::max(1, channels);
   link.latencyUs += (channels - 1) * kChannelStepUs;
-  return ringPhase(k, bytes / channels, link);
+  return reduce != nullptr ? ringReducePhase(k, bytes / channels, link, *reduce)
+                           : ringPhase(k, bytes / channels, link);
 }
 
-double flatRingPhase(const CollArgs& a, const LinkModel& m) {
+namespace {
+double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
   const int channels = std::max(1, a.channels);
   LinkCost link = flatLink(m);
-  // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen.
+  // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen;
+  // nor a rank's DMA queue, which every ring's step within the chip takes.
   if (m.multiInstance) link.bandwidth /= channels;
+  if (m.ranksPerChip > 1) {
+    link.bandwidth = std::min(link.bandwidth, dmaLink(m).bandwidth / channels);
+  }
   link.latencyUs += transportMessagesUs(m, channels);  // each ring's message on the transport
-  return channelsRingPhase(a.nranks, totalBytes(a), link, channels);
+  return channelsRingPhase(a.nranks, totalBytes(a), link, channels, reduce ? &m : nullptr);
+}
+}  // namespace
+
+double flatRingPhase(const CollArgs& a, const LinkModel& m) {
+  return flatRing(a, m, a.coll == Collective::kReduceScatter);
+}
+
+double flatRingAllReduce(const CollArgs& a, const LinkModel& m) {
+  return flatRing(a, m, true) + flatRing(a, m, false);
 }
 
 double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
@@ -122,7 +193,9 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
     const double hops = std::max(1.0, m.meshHops);
     // Hops slow the hardware's path, not the transport's message.
     const LinkCost hw = flatLink(withoutTransports(m));
-    const LinkCost flat = over({hw.latencyUs * hops, hw.bandwidth / hops},
+    // Within an instance the round ends when its farthest message lands.
+    const double reach = !m.multiInstance && m.meshMaxHops > 0 ? m.meshMaxHops : hops;
+    const LinkCost flat = over({hw.latencyUs * reach, hw.bandwidth / hops},
                                m.multiInstance ? m.transports.inter : m.transports.intra);
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
     const int local = instances != nullptr && !instances->rows.empty()
@@ -133,8 +206,15 @@ double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
     const double queued =
         extraMessagesUs(m, local) +
         (m.multiInstance ? std::max(1, m.ranksPerRail) * extraMessagesUs(m, n - local + 1) : 0);
-    return flat.latencyUs + queued + transportMessagesUs(m, n - 1) +
-           (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
+    double bytesUs = (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
+    if (!m.multiInstance && m.directUsPerByte > 0) {  // the busiest link of the round
+      const TransportCost* t = m.transports.intra;
+      bytesUs = bytesPerPeer * m.directUsPerByte;
+      if (t != nullptr && t->bandwidthGBs > 0) {
+        bytesUs = std::max(bytesUs, (n - 1) * bytesPerPeer / (t->bandwidthGBs * 1e3));
+      }
+    }
+    return flat.latencyUs + queued + transportMessagesUs(m, n - 1) + bytesUs;
   }
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
@@ -164,42 +244,39 @@ double extraMessagesUs(const LinkModel& m, int messages) {
   return std::max(0, messages - 1) * m.messageUs;
 }
 
-double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels) {
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
+                         const LinkModel& m) {
   const double half = bytes / 2;
   const double chunk = std::max(1.0, std::min(chunkBytes, half));
   const double chunks = std::max(1.0, std::ceil(half / chunk));
-  double climb = 0, steady = 0;
+  double climb = 0, round = 0;
   for (const TreeLevel& l : levels) {
-    const double perChunk = chunk / (kTreeEfficiency * l.link.bandwidth * 1e3);
-    climb += l.link.latencyUs + l.fanIn * perChunk;
-    steady = std::max(steady, 2 * l.fanIn * perChunk);
+    const double perChunk = chunk / (l.link.bandwidth * 1e3);
+    const double received = std::max(perChunk, reduceUs(m, chunk));  // a child's chunk reduced
+    climb += m.messageUs + l.link.latencyUs + l.fanIn * received;
+    // A rank runs a round's steps one after another: interior in one tree it takes fanIn
+    // chunks up (reducing them) and sends fanIn down; a leaf of the other, one each way. And a
+    // round waits for its parent's previous one: a round trip on the level's link.
+    const double steps = l.fanIn * received + (l.fanIn + 2) * perChunk;
+    round = std::max(round, steps + (l.fanIn + 2) * m.messageUs + 2 * l.link.latencyUs);
   }
-  return 2 * climb + (chunks - 1) * steady;
+  return 2 * climb + (chunks - 1) * round;
 }
 
 double bruckPhase(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
-  const double bytes = totalBytes(a);
-  // Steps to partners at distance d < local stay on the instance: a direct transfer's hops
-  // (the late steps, which move the most blocks, reach furthest), on a switch the chip's port
-  // shared by its ranks; steps at d >= local cross the network. Hops slow the hardware's path;
-  // the transport's message costs once.
-  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
-  const int local = m.multiInstance && grid ? static_cast<int>(a.shape->instances.rows[0].size())
-                    : m.multiInstance       ? 1
-                                            : n;
-  const double hops = std::max(1.0, m.meshHops);
-  const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
-  const LinkModel hardware = withoutTransports(m);
-  const LinkCost base = m.multiInstance ? crossLink(hardware) : flatLink(hardware);
-  const LinkCost near =
-      over({base.latencyUs * hops, base.bandwidth / hops / sharing}, m.transports.intra);
-  const LinkCost far = interLink(m);
-  double t = 0;
-  for (int d = 1; d < n; d *= 2) {
-    const LinkCost link = d < local ? near : far;
-    t += link.latencyUs +
-         std::min(d, n - d) * (bytes / n) / (kBruckEfficiency * link.bandwidth * 1e3);
+  const double block = totalBytes(a) / n;
+  // Step k sends min(2^k, n - 2^k) blocks to the partner 2^k away while every rank does the
+  // same (levelLink); a range that wraps past the last block is two messages, one after the
+  // other (for the ranks whose range does).
+  double t = reduces(a.coll) ? 2 * reduceUs(m, totalBytes(a)) / 3 : 0;  // to scratch
+  for (int d = 1, k = 0; d < n; d *= 2, ++k) {
+    const LinkCost link = levelLink(m, m.shiftPartners, k);
+    const int blocks = std::min(d, n - d);
+    const double wrapping = static_cast<double>(blocks - 1) / n;  // share of ranks sending two
+    const double transfer = blocks * block / (link.bandwidth * 1e3);
+    t += (1 + wrapping) * (m.messageUs + link.latencyUs) + transfer;
+    if (reduces(a.coll)) t += std::max(0.0, reduceUs(m, blocks * block) - transfer);
   }
   return t;
 }

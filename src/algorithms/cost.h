@@ -5,6 +5,7 @@
 // modelled links reads the same LinkModel and the same estimates.
 #pragma once
 
+#include <array>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,18 @@ struct TransportTerms {
   const TransportCost* inter = nullptr;
 };
 
+// The partners at distance 2^k of every rank at once (halving/doubling's r and r ^ 2^k; Bruck's
+// r and r + 2^k; the double binary tree's edges that long), from the description's routes
+// between them.
+struct PartnerLevel {
+  double offChip = 1;      // share of the pairs on different chips
+  double hops = 1;         // average hops of those pairs' routes (a switch or the network: 1)
+  double offInstance = 0;  // share of the pairs on different instances
+};
+// Levels k = 0 .. kPartnerLevels-1 (distance 1 .. 2^15); a fixed array, so that copying a
+// LinkModel never allocates.
+inline constexpr int kPartnerLevels = 16;
+
 // What the model knows of the links between this communicator's ranks (filled from the
 // topology description by plan::describeTopology).
 struct LinkModel {
@@ -47,7 +60,12 @@ struct LinkModel {
   double railBandwidth = 12.5;  // GB/s of one EFA NIC (the instance's EFA / its NICs)
   int ranksPerRail = 1;         // ranks of an instance on its busiest NIC
   double meshHops = 1;          // average hops of a direct transfer (1 on a switch)
-  bool multiInstance = false;   // ranks span instances joined by the network
+  double meshMaxHops = 0;       // the farthest direct transfer's hops (0: unknown)
+  // A direct round among the ranks of one instance, every rank sending to every other at once:
+  // µs per byte of one message on the busiest resource of the fabric (the pairs whose routes
+  // cross it, over its bandwidth). 0: unknown (meshHops stands in).
+  double directUsPerByte = 0;
+  bool multiInstance = false;  // ranks span instances joined by the network
   // What issuing one message costs the sender's DMA engine or EFA NIC beyond its bytes (the
   // description's device, topology::kMessageUs): the simulator charges the same.
   double messageUs = 0.2;
@@ -63,6 +81,11 @@ struct LinkModel {
   // ranksPerServer ranks share the switch's lower tier.
   bool switched = false;
   int ranksPerServer = 1;
+  // GB/s of HBM one rank's reductions and copies get (its share of the chip's).
+  double hbmBandwidth = 410;
+  // Partners at distance 2^k (partnerLevels of them known; 0: none, meshHops stands in).
+  int partnerLevels = 0;
+  std::array<PartnerLevel, kPartnerLevels> xorPartners{}, shiftPartners{}, treePartners{};
   // The emulation's transports (set by the communicator once connected); they add to every
   // link cost below.
   TransportTerms transports;
@@ -76,7 +99,8 @@ struct LinkCost {
 
 LinkCost intraLink(const LinkModel& m);  // within an instance
 LinkCost interLink(const LinkModel& m);  // across instances, per rank
-LinkCost chipLink(const LinkModel& m);   // between the cores of one chip
+LinkCost chipLink(const LinkModel& m);   // between the cores of one chip, the chip's in all
+LinkCost dmaLink(const LinkModel& m);    // one rank's DMA queue to the cores of its chip
 // The fabric's path between instances of one description (intraLink when there is none).
 LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
@@ -90,16 +114,38 @@ double transportMessagesUs(const LinkModel& m, int messages);
 // Bruck): slowed by half a direct transfer's average torus hops (at least one).
 LinkCost partnerLink(const LinkModel& m);
 
+// What each rank's message to its partner at distance 2^k costs when every rank sends one at
+// once (`levels`: m.xorPartners, m.shiftPartners or m.treePartners): through the sender's DMA queue
+// when the partner is on its chip; else along the route's hops, each link carrying as many such
+// transfers (the chips in between send the same way), shared by the chip's ranks whose partners
+// are off the chip (a torus link, a switch port, a Z link or the higher tier); across instances
+// the network's share per rank. The bandwidth is the slowest present, the latency each one's
+// weighted by its share of the pairs. partnerLink without levels.
+LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLevels>& levels,
+                   int k);
+
+// What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
+double reduceUs(const LinkModel& m, double bytes);
+
+// What a forwarding step (recvReduceSend, recvCopySend) streams at a time: it forwards a piece
+// once it has it (the executor's chunk; trnccl-sim's --piece).
+inline constexpr double kForwardPieceBytes = 64 * 1024;
+
 // Bytes of the whole buffer S, as nccl-tests counts it (the per-rank count times nranks for
 // all-gather, reduce-scatter, all-to-all, gather and scatter).
 double totalBytes(const CollArgs& a);
 
 // One ring phase (a reduce-scatter or an all-gather) over k members: (k-1) steps of bytes / k.
 double ringPhase(int k, double bytes, LinkCost link);
+// A reduce-scatter's ring phase: each step also reduces its bytes, streaming with the transfer,
+// so a step takes the slower of the two (the reduction where HBM is slower than the link).
+double ringReducePhase(int k, double bytes, LinkCost link, const LinkModel& m);
 
 // One ring phase over k members on `channels` rings at once, each on its own part (bytes /
 // channels) and its own directed links, each extra concurrent message costing a little per step.
-double channelsRingPhase(int k, double bytes, LinkCost link, int channels);
+// With `reduce`, the steps reduce as ringReducePhase's.
+double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
+                         const LinkModel* reduce = nullptr);
 
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
@@ -134,7 +180,10 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer);
 // are full duplex and the description's bandwidth is per direction), each extra concurrent
 // message costing a little per step. Across instances the EFA share per rank is the
 // bottleneck, which more rings don't widen.
+// A reduce-scatter's phase reduces (ringReducePhase), an all-gather's does not.
 double flatRingPhase(const CollArgs& a, const LinkModel& m);
+// The ring all-reduce: a reduce-scatter phase and an all-gather phase.
+double flatRingAllReduce(const CollArgs& a, const LinkModel& m);
 
 // What the messages a rank issues at once beyond the first cost (a DMA descriptor and a
 // semaphore each; on EFA each goes through the rail's send queue): m.messageUs apiece.
@@ -149,16 +198,17 @@ struct TreeLevel {
 
 // A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
 // pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
-// (latency plus fanIn chunks per level, both ways); in steady state a rank receives and sends
-// 2 * fanIn chunks per chunk index of both trees, on the slowest level; at 0.85 of a link's
-// bandwidth (NCCL rates its trees so).
-double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels);
+// (a message, the latency and fanIn chunks received and reduced per level, both ways). Then
+// every chunk index costs a round of the busiest level: its rank runs the round's steps one
+// after another (fanIn chunks up and fanIn down in its interior tree, one each way in the
+// other) and waits for its parent's previous round (a round trip on the link).
+double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
+                         const LinkModel& m);
 
 // Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
-// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, at 0.75 of a link's bandwidth
-// (NCCL rates PAT so). Steps within an instance cross a direct transfer's average hops (latency
-// and bandwidth; on a switch the chip's port is shared by its ranks); steps to partners on
-// other instances cross the network.
+// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away (levelLink of m.shiftPartners:
+// every rank sends at once), as two messages where the blocks wrap; reduce-scatter copies its
+// buffer to scratch first and reduces the blocks, where that is slower than their transfer.
 double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

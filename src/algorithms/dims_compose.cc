@@ -12,6 +12,7 @@
 #include "algorithms/dims_compose.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "algorithms/direct_steps.h"
 #include "algorithms/patterns.h"
@@ -104,18 +105,30 @@ bool layoutIsRankOrder(const CollArgs& a, const RankDims& t, const Phases& p) {
   return true;
 }
 
-// The phases' bandwidth terms and latencies, phase i on S / (n1 ... n(i-1)) bytes.
-double phasesCost(const RankDims& t, const std::vector<int>& order, double bytes, Phase phase) {
+// The ring phases' bandwidth terms and latencies, phase i on S / (n1 ... n(i-1)) bytes.
+double ringPhasesCost(const RankDims& t, const std::vector<int>& order, double bytes) {
   double us = 0;
   for (int d : order) {
     const RankDims::Dim& dim = t.dims[d];
-    const LinkCost link{dim.latencyUs, dim.bandwidth};
-    us += phase == Phase::kRing
-              ? ringPhase(dim.size, bytes, link)
-              : link.latencyUs + (dim.size - 1) * bytes / dim.size / (link.bandwidth * 1e3);
+    us += ringPhase(dim.size, bytes, LinkCost{dim.latencyUs, dim.bandwidth});
     bytes /= dim.size;
   }
   return us;
+}
+
+// A direct phase as the schedule runs it (direct_steps.cc): rounds of at most two slices per
+// block, each issuing its n - 1 messages one after another from the rank's queue; a
+// reduce-scatter's arrivals reduced one after another, overlapping the transfers.
+double directPhase(const CollArgs& a, const LinkModel& m, const RankDims::Dim& dim, double bytes,
+                   bool reduce) {
+  const int n = dim.size;
+  if (n <= 1) return 0;
+  const double block = bytes / n;
+  const double slices = 2.0 * static_cast<double>(std::max<size_t>(1, a.sliceBytes));
+  const double rounds = std::max(1.0, std::ceil(block / slices));
+  const double transfer = (n - 1) * block / (dim.bandwidth * 1e3);
+  const double work = reduce ? std::max(transfer, reduceUs(m, (n - 1) * block)) : transfer;
+  return rounds * (dim.latencyUs + (n - 1) * m.messageUs) + work;
 }
 
 }  // namespace
@@ -126,9 +139,9 @@ std::vector<int> dimsOrder(const RankDims& t) {
     if (t.dims[d].size > 1) order.push_back(d);
   }
   std::vector<int> best = order;
-  double bestUs = phasesCost(t, order, 1e9, Phase::kRing);
+  double bestUs = ringPhasesCost(t, order, 1e9);
   while (std::next_permutation(order.begin(), order.end())) {
-    const double us = phasesCost(t, order, 1e9, Phase::kRing);
+    const double us = ringPhasesCost(t, order, 1e9);
     if (us < bestUs) {
       best = order;
       bestUs = us;
@@ -224,9 +237,25 @@ schedule::Schedule dimsReduceScatter(const CollArgs& a, const RankDims& t, Phase
   return s;
 }
 
-double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase) {
-  const double phases = phasesCost(t, dimsOrder(t), totalBytes(a), phase);
-  return a.coll == Collective::kAllReduce ? 2 * phases : phases;
+double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const LinkModel& m) {
+  // A reduce-scatter phase per dimension in order and an all-gather phase back (an all-reduce
+  // has both; the last dimension's all-reduce is one of each).
+  const bool scatter = a.coll != Collective::kAllGather;
+  const bool gather = a.coll != Collective::kReduceScatter;
+  double us = 0, bytes = totalBytes(a);
+  for (int d : dimsOrder(t)) {
+    const RankDims::Dim& dim = t.dims[static_cast<size_t>(d)];
+    const LinkCost link{dim.latencyUs, dim.bandwidth};
+    if (phase == Phase::kRing) {
+      if (scatter) us += ringReducePhase(dim.size, bytes, link, m);
+      if (gather) us += ringPhase(dim.size, bytes, link);
+    } else {
+      if (scatter) us += directPhase(a, m, dim, bytes, true);
+      if (gather) us += directPhase(a, m, dim, bytes, false);
+    }
+    bytes /= dim.size;
+  }
+  return us;
 }
 
 }  // namespace trnccl::algorithms

@@ -34,7 +34,8 @@ schedule::Schedule dimsAllGather(const CollArgs& a, const RankDims& t, Phase pha
                                  const char* name);
 
 // The model's time of the composition for a.coll (twice the phases for an all-reduce): a ring
-// phase is ringPhase on the dimension's link; a direct phase one latency plus the same bytes.
-double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase);
+// phase is ringPhase on the dimension's link; a direct phase its rounds' latencies and
+// messages (m.messageUs each) plus its bytes, a reduce-scatter's reductions where slower.
+double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

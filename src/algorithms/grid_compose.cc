@@ -81,13 +81,19 @@ schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const cha
   return s;
 }
 
-double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col) {
+double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col,
+                    const LinkModel& m) {
   const double S = totalBytes(a);
   const int R = g.numRows(), C = g.numCols();
   if (a.coll == Collective::kAllReduce) {
-    return 2 * ringPhase(C, S, row) + 2 * ringPhase(R, S / C, col);
+    return ringReducePhase(C, S, row, m) + ringPhase(C, S, row) +
+           ringReducePhase(R, S / C, col, m) + ringPhase(R, S / C, col);
   }
-  return ringPhase(R, S / C, col) + ringPhase(C, S, row);
+  // One row ring per row's blocks (S / R each), one after another.
+  if (a.coll == Collective::kReduceScatter) {
+    return ringReducePhase(R, S / C, col, m) + R * ringReducePhase(C, S / R, row, m);
+  }
+  return ringPhase(R, S / C, col) + R * ringPhase(C, S / R, row);
 }
 
 }  // namespace trnccl::algorithms

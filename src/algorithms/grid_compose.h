@@ -22,9 +22,11 @@ schedule::Schedule gridAllGather(const CollArgs& a, const Grid& g, const char* n
 schedule::Schedule gridReduceScatter(const CollArgs& a, const Grid& g, const char* name);
 
 // The model's time of the composition for a.coll on `g`, rows on `row` links and columns on `col`
-// links: all-reduce 2 ring phases on each, all-gather and reduce-scatter one (columns carry one
-// block per rank, rows a whole row's).
-double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col);
+// links: all-reduce 2 ring phases on each; all-gather and reduce-scatter one on the columns (a
+// block per rank) and, on the rows, one ring per row's blocks, one after another.
+// Reduce-scatter phases reduce (ringReducePhase).
+double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col,
+                    const LinkModel& m);
 
 // What a grid algorithm's descriptors (torus2d.cc, hierarchical.cc) are made of: the
 // compositions above on the shape's grid kGrid (declined when it is not usable), rows on
@@ -34,7 +36,7 @@ struct GridAlgorithm {
   static const Grid& grid(const CollArgs& a) { return (*a.shape).*kGrid; }
   static bool supports(const CollArgs& a) { return a.shape && grid(a).usable(a.nranks); }
   static double estimate(const CollArgs& a, const LinkModel& m) {
-    return gridEstimate(a, grid(a), intraLink(m), kColumnLink(m));
+    return gridEstimate(a, grid(a), intraLink(m), kColumnLink(m), m);
   }
   static schedule::Schedule allReduce(const CollArgs& a) {
     return gridAllReduce(a, grid(a), kName);

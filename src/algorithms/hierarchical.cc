@@ -26,16 +26,18 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   const Grid& g = Hierarchical::grid(a);
   const double block = totalBytes(a) / g.numCols();
   const LinkCost net = interLink(m);
-  const double ring = 2 * ringPhase(g.numRows(), block, net);
-  const double tree = treeAllReduceTime(block, static_cast<double>(a.sliceBytes),
-                                        allreduce::treeLevels(
-                                            g.numRows(), [](int, int) { return true; }, net, net));
+  const double ring =
+      ringReducePhase(g.numRows(), block, net, m) + ringPhase(g.numRows(), block, net);
+  const double tree =
+      treeAllReduceTime(block, static_cast<double>(a.sliceBytes),
+                        allreduce::treeLevels(g.numRows(), [&](int) { return net; }), m);
   return tree < ring ? InterStep{true, tree} : InterStep{false, ring};
 }
 
 double allReduceEstimate(const CollArgs& a, const LinkModel& m) {
-  return 2 * ringPhase(Hierarchical::grid(a).numCols(), totalBytes(a), intraLink(m)) +
-         interStep(a, m).us;
+  const int C = Hierarchical::grid(a).numCols();
+  return ringReducePhase(C, totalBytes(a), intraLink(m), m) +
+         ringPhase(C, totalBytes(a), intraLink(m)) + interStep(a, m).us;
 }
 
 schedule::Schedule allReduce(const CollArgs& a) {

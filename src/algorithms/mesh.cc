@@ -69,13 +69,19 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
   return s;
 }
 
+// The reduce-scatter round's arrivals, reduced one after another into this rank's block.
+double reductions(const CollArgs& a, const LinkModel& m) {
+  return reduceUs(m, (a.nranks - 1) * totalBytes(a) / a.nranks);
+}
+
 }  // namespace
 
 const Algorithm kMeshAllReduce = {
     .name = "mesh",
     .description = "direct exchange with every peer in two rounds (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * directBlockRound(a, m); },
+    .estimate = [](const CollArgs& a,
+                   const LinkModel& m) { return 2 * directBlockRound(a, m) + reductions(a, m); },
     .usesChannels = false,
     .build = allReduce,
     .foldsInRankOrder = true,
@@ -94,7 +100,8 @@ const Algorithm kMeshReduceScatter = {
     .name = "mesh",
     .description = "direct exchange with every peer in one round (small messages)",
     .supports = supports,
-    .estimate = directBlockRound,
+    .estimate = [](const CollArgs& a,
+                   const LinkModel& m) { return directBlockRound(a, m) + reductions(a, m); },
     .usesChannels = false,
     .build = reduceScatter,
     .foldsInRankOrder = true,

@@ -116,11 +116,14 @@ schedule::Schedule reduce(const CollArgs& a) {
 }
 
 // One direct round per slice of the reduce-scatter (the first carries the bytes' time, the
-// others add a latency each); the folds are local.
+// others their latency and messages), each followed by the owner's n - 1 folds of the slice,
+// local reductions one after another.
 double foldPhase(const CollArgs& a, const LinkModel& m) {
   const double round = static_cast<double>(roundElems(a) * device::dataTypeSize(a.type));
-  const double rounds = std::max(1.0, std::ceil(totalBytes(a) / a.nranks / round));
-  return directBlockRound(a, m) + (rounds - 1) * flatLink(m).latencyUs;
+  const double block = totalBytes(a) / a.nranks;
+  const double rounds = std::max(1.0, std::ceil(block / round));
+  return directBlockRound(a, m) + (rounds - 1) * directRound(a, m, 0) +
+         reduceUs(m, (a.nranks - 1) * block);
 }
 
 }  // namespace

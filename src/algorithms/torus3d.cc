@@ -27,8 +27,8 @@ bool supports(const CollArgs& a) {
   return a.shape && dims(a).covers(a.nranks) && dims(a).activeDims() >= 2;
 }
 
-double estimate(const CollArgs& a, const LinkModel&) {
-  return dimsEstimate(a, dims(a), Phase::kRing);
+double estimate(const CollArgs& a, const LinkModel& m) {
+  return dimsEstimate(a, dims(a), Phase::kRing, m);
 }
 
 constexpr Algorithm describe(const char* description,

@@ -1,9 +1,13 @@
 #include "plan/topology_view.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 
+#include "algorithms/patterns.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "topology/fabric_model.h"
 #include "topology/layout.h"
 #include "topology/loader.h"
 #include "topology/rank_box.h"
@@ -33,6 +37,43 @@ double averageHops(const topology::Topology& topo, const topology::Layout& layou
     }
   }
   return pairs > 0 ? hops / pairs : 1.0;
+}
+
+// A direct round among one instance's ranks, every rank sending to every other at once: µs per
+// byte of one message on the busiest resource (the pairs whose routes cross it, as the
+// simulator's fabric routes them, over its bandwidth); 0 when the fabric can't be modelled.
+double directUsPerByte(const topology::Topology& topo, const topology::Layout& layout) {
+  const int n = std::min(layout.nranks, layout.ranksPerInstance);
+  auto fabric = topology::FabricModel::build(topo, layout);
+  if (!fabric || n < 2) return 0;
+  std::vector<double> load(fabric->resources().size(), 0);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      auto path = fabric->route(a, b);
+      if (!path) return 0;
+      for (int32_t i = 0; i < path->count; ++i) load[static_cast<size_t>(path->hops[i])] += 1;
+    }
+  }
+  double worst = 0;
+  for (size_t r = 0; r < load.size(); ++r) {
+    worst = std::max(worst, load[r] / fabric->resources()[r].bytesPerUs);
+  }
+  return worst;
+}
+
+// Hops of the farthest direct transfer between ranks of one instance (at least 1).
+int farthestHops(const topology::Topology& topo, const topology::Layout& layout) {
+  int most = 1;
+  const int n = std::min(layout.nranks, layout.ranksPerInstance);
+  for (int a = 0; a < n; ++a) {
+    for (int b = a + 1; b < n; ++b) {
+      if (auto route = topology::routeBetweenRanks(topo, layout, a, b)) {
+        most = std::max(most, route->hops);
+      }
+    }
+  }
+  return most;
 }
 
 // The topology's rank rings, the candidates for Shape::rings (algorithms::channelRings picks the
@@ -115,6 +156,7 @@ void describeFabric(const topology::Topology& topo, const topology::Layout& layo
   m.chipBandwidth = chip.bandwidthGbps * std::max(1, layout.ranksPerChip);  // per chip
   m.chipLatencyUs = chip.latencyUs;
   m.messageUs = topo.device.messageUs;
+  m.hbmBandwidth = topo.device.hbmBandwidthGbps / std::max(1, topo.ranksPerChip());
   m.ranksPerChip = layout.ranksPerChip;
   m.ranksPerServer = layout.ranksPerInstance;
   m.switched = topo.fabric.kind == topology::FabricKind::kSwitch;
@@ -143,6 +185,56 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
   }
   m.ranksPerRail = std::max(1, *std::max_element(perNic.begin(), perNic.end()));
   m.interBandwidth = m.railBandwidth / m.ranksPerRail;
+}
+
+// Partners at distance 2^k of every rank at once (algorithms::PartnerLevel), from the routes
+// between them: halving/doubling's r ^ 2^k, Bruck's and the binary trees' r + 2^k (mod n).
+// The pairs of one level, counted as they come.
+struct PairCount {
+  int pairs = 0, off = 0, offInstance = 0;
+  double hops = 0;
+
+  void add(const topology::Topology& topo, const topology::Layout& layout, int r, int q) {
+    ++pairs;
+    auto route = topology::routeBetweenRanks(topo, layout, r, q);
+    if (route && route->hops == 0) return;  // the same chip
+    ++off;
+    hops += route ? route->hops : 1;
+    if (layout.place(r).instance != layout.place(q).instance) ++offInstance;
+  }
+  algorithms::PartnerLevel level() const {
+    if (pairs == 0) return {};
+    return {static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
+            static_cast<double>(offInstance) / pairs};
+  }
+};
+
+void describePartners(const topology::Topology& topo, const topology::Layout& layout,
+                      algorithms::LinkModel& m) {
+  const int n = layout.nranks;
+  int k = 0;
+  for (; k < algorithms::kPartnerLevels && (1 << k) < n; ++k) {
+    PairCount xors, shifts;
+    for (int r = 0; r < n; ++r) {
+      if (const int q = r ^ (1 << k); q < n) xors.add(topo, layout, r, q);
+      shifts.add(topo, layout, r, (r + (1 << k)) % n);
+    }
+    m.xorPartners[static_cast<size_t>(k)] = xors.level();
+    m.shiftPartners[static_cast<size_t>(k)] = shifts.level();
+  }
+  m.partnerLevels = k;
+  // The double binary tree's edges (child to parent, both trees), by their length's level.
+  std::array<PairCount, algorithms::kPartnerLevels> tree{};
+  for (int t = 0; t < 2; ++t) {
+    for (int pos = 0; pos < n; ++pos) {
+      const int parent = algorithms::doubleBinaryTree(n, pos, t).parent;
+      if (parent < 0) continue;
+      const int level = std::bit_width(static_cast<unsigned>(std::abs(pos - parent))) - 1;
+      if (level < k) tree[static_cast<size_t>(level)].add(topo, layout, pos, parent);
+    }
+  }
+  for (int j = 0; j < k; ++j)
+    m.treePartners[static_cast<size_t>(j)] = tree[static_cast<size_t>(j)].level();
 }
 
 // TRNCCL_EMU_RANKS_PER_NODE: ranks per emulated instance (0: unset, the description's).
@@ -205,6 +297,9 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
   }
   describeFabric(*topo, *layout, m);
   m.meshHops = averageHops(*topo, *layout);
+  m.meshMaxHops = farthestHops(*topo, *layout);
+  m.directUsPerByte = directUsPerByte(*topo, *layout);
+  describePartners(*topo, *layout, m);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "

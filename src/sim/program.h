@@ -43,6 +43,9 @@ struct Connection {
 class Program {
  public:
   explicit Program(const Fabric& fabric);
+  ~Program();  // leaves its largest tables to the thread's next Program
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
 
   // Compiles rank's schedule (ranks in any order, each once).
   Status add(int rank, const schedule::Schedule& s);

@@ -27,6 +27,7 @@
 #include "algorithms/allreduce/kangaring.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "algorithms/cost.h"
 #include "algorithms/patterns.h"
@@ -183,19 +184,38 @@ schedule::Schedule kangaRing(const CollArgs& a) {
   return s;
 }
 
-// The ring over the chips on C channels, plus the chip's chains filling and draining; the
-// chains stream the whole buffer through a rank's on-chip DMA queue (at most as fast as the
-// ring), and every step's message costs its issuer m.messageUs.
+// The schedule's groups run in lockstep: per iteration of the chips' ring (m blocks per
+// channel), 2m groups, each as long as the slower of its ring step and its chip chains. A ring
+// step sends a block over a chip link (reduced in the reduce-scatter half); its receiver
+// forwards from the first piece, so the link's latency overlaps the transfer. A chain passes a
+// block through the P - 1 DMA hops of the chip: each rank's DMA queue sends the block of every
+// channel (the up chain reduces it), and each hop adds a message and a latency.
 double estimate(const CollArgs& a, const LinkModel& m) {
-  const int chips = static_cast<int>(a.shape->chips.size());
-  const int perChip = std::max(1, a.shape->ranksPerChip);
-  const int channels = static_cast<int>(std::min<size_t>(2, a.shape->chipRings.size()));
-  const double chain = 2 * (perChip - 1) * chipLink(m).latencyUs;
-  const double ring = 2 * channelsRingPhase(chips, totalBytes(a), intraLink(m), channels);
-  const double chainStream =
-      perChip > 1 ? totalBytes(a) / (m.chipBandwidth / perChip * 1e3) : 0;  // one DMA queue
-  const double messages = (2 * (chips - 1) + 2 * (perChip - 1)) * m.messageUs;
-  return std::max(ring, chainStream) + chain + messages;
+  const double chips = static_cast<double>(a.shape->chips.size());
+  const int P = std::max(1, a.shape->ranksPerChip);
+  const int C = static_cast<int>(std::min<size_t>(2, a.shape->chipRings.size()));
+  const double part = totalBytes(a) / C;
+  const double iterations =
+      std::max(1.0, std::ceil(part / (chips * std::max<size_t>(1, a.sliceBytes))));
+  const double block = part / (iterations * chips);
+  const LinkCost link = intraLink(m), chip = dmaLink(m);
+  const double transfer = block / (link.bandwidth * 1e3);
+  const double firstPiece =
+      link.latencyUs + std::min(block, kForwardPieceBytes) / (link.bandwidth * 1e3);
+  auto ring = [&](bool reduce) {
+    const double work = reduce ? std::max(transfer, reduceUs(m, block)) : transfer;
+    return m.messageUs + std::max(work, firstPiece);
+  };
+  auto chain = [&](bool reduce) {
+    const double stream = C * block / (chip.bandwidth * 1e3);
+    const double work = reduce ? std::max(stream, reduceUs(m, block)) : stream;
+    return P > 1 ? work + (P - 1) * (m.messageUs + chip.latencyUs) : 0.0;
+  };
+  // Per iteration: m groups with the up chains (the reduce-scatter half), m with the down
+  // chains (the all-gather half).
+  const double up = std::max(ring(true), chain(true));
+  const double down = std::max(ring(false), chain(false));
+  return iterations * chips * (up + down);
 }
 
 }  // namespace

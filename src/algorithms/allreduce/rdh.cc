@@ -112,31 +112,25 @@ schedule::Schedule rdh(const CollArgs& a) {
   return s;
 }
 
-// Partners sit at growing distances (the levels that move the most bytes the furthest: a
-// direct transfer's average hops, whose links the level's pairs share), each level paying half
-// the average hops' latency. Across instances (ranks in instances of `local`) the levels at
-// distance >= local cross the network: their latency and their bytes, S (p - local) / p each
-// way, are the network's; the rest stay on the instance.
+// Level k exchanges with the partner at distance 2^k (v ^ 2^k): the halving sends S 2^k / p
+// and reduces as much, the doubling sends it back; each a message of its own. Every rank
+// exchanges at once, so a level pays what its pairs' routes carry (levelLink: the chip's DMA
+// queue, torus hops shared with the chips in between and by the chip's ranks, a switch's
+// port, the network) and the reduction where it is slower than the transfer.
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double S = totalBytes(a);
   int levels = 0;
   while ((1 << (levels + 1)) <= n) ++levels;
   const int p = 1 << levels;
-  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
-  int local = m.multiInstance && grid ? static_cast<int>(a.shape->instances.rows[0].size()) : p;
-  int nearLevels = 0;
-  while ((2 << nearLevels) <= std::min(local, p)) ++nearLevels;
-  local = 1 << nearLevels;
-  const LinkCost near = m.multiInstance ? crossLink(m) : flatLink(m), far = interLink(m);
-  const double latHops = std::max(1.0, m.meshHops / 2), bwHops = std::max(1.0, m.meshHops);
-  // On a switch the ranks of a chip share its port, and the partners of the levels that move
-  // the most bytes are on other chips.
-  const double sharing = m.switched ? std::clamp(m.ranksPerChip, 1, n) : 1;
-  const double nearBytes = S * (local - 1) / p, farBytes = S * (p - local) / p;
-  double t = 2 * nearLevels * near.latencyUs * latHops + 2 * (levels - nearLevels) * far.latencyUs +
-             2 * nearBytes / (near.bandwidth / bwHops / sharing * 1e3) +
-             2 * farBytes / (far.bandwidth * 1e3);
+  double t = 0;
+  for (int k = 0; k < levels; ++k) {
+    const LinkCost link = levelLink(m, m.xorPartners, k);
+    const double bytes = S * (1 << k) / p;
+    const double transfer = bytes / (link.bandwidth * 1e3);
+    t += 2 * (m.messageUs + link.latencyUs + transfer) +
+         std::max(0.0, reduceUs(m, bytes) - transfer);
+  }
   const LinkCost flat = flatLink(m);
   if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
   return t;

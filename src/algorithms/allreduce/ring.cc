@@ -48,7 +48,7 @@ const Algorithm kRing = {
     .name = "ring",
     .description = "reduce-scatter then all-gather around the ring, fused and pipelined in slices",
     .supports = anyCall,
-    .estimate = [](const CollArgs& a, const LinkModel& m) { return 2 * flatRingPhase(a, m); },
+    .estimate = flatRingAllReduce,
     .usesChannels = true,
     .build = ring,
 };

@@ -114,23 +114,14 @@ schedule::Schedule tree(const CollArgs& a) {
   return s;
 }
 
-// Levels on one instance cross a few torus hops (as halving/doubling partners do); levels
-// whose edges join instances cross the network.
+// A level's edges join positions about 2^(depth - level) apart (patterns.h binaryTree, and its
+// mirror), every rank sending at once: the links of the tree's edges that long (levelLink).
 double estimate(const CollArgs& a, const LinkModel& m) {
-  std::vector<int> instance(static_cast<size_t>(a.nranks), 0);
-  const bool grid = a.shape != nullptr && !a.shape->instances.rows.empty();
-  for (size_t i = 0; grid && i < a.shape->instances.rows.size(); ++i) {
-    for (int r : a.shape->instances.rows[i]) {
-      if (r >= 0 && r < a.nranks) instance[static_cast<size_t>(r)] = static_cast<int>(i);
-    }
-  }
-  auto apart = [&](int x, int y) {
-    return grid ? instance[static_cast<size_t>(x)] != instance[static_cast<size_t>(y)]
-                : m.multiInstance;
-  };
-  const LinkCost near = partnerLink(m);
-  return treeAllReduceTime(totalBytes(a), static_cast<double>(a.sliceBytes),
-                           treeLevels(a.nranks, apart, near, interLink(m)));
+  const int depth = treeDepth(a.nranks);
+  return treeAllReduceTime(
+      totalBytes(a), static_cast<double>(a.sliceBytes),
+      treeLevels(a.nranks, [&](int level) { return levelLink(m, m.treePartners, depth - level); }),
+      m);
 }
 
 }  // namespace
@@ -168,24 +159,11 @@ void treeAllReduce(schedule::Schedule& s, const Ring& group, const std::byte* in
   }
 }
 
-std::vector<TreeLevel> treeLevels(int k, const std::function<bool(int, int)>& apart, LinkCost near,
-                                  LinkCost far) {
-  const int depth = treeDepth(k);
-  std::vector<bool> crosses(static_cast<size_t>(depth) + 1, false);
-  for (int t = 0; t < 2 && k > 1; ++t) {
-    for (int pos = 0; pos < k; ++pos) {
-      const int parent = doubleBinaryTree(k, pos, t).parent;
-      if (parent < 0) continue;
-      int level = 1;  // the edges to the root's children are level 1
-      for (int p = parent; (p = doubleBinaryTree(k, p, t).parent) >= 0;) ++level;
-      if (apart(pos, parent)) crosses[static_cast<size_t>(level)] = true;
-    }
-  }
+std::vector<TreeLevel> treeLevels(int k, const std::function<LinkCost(int level)>& link) {
   std::vector<TreeLevel> levels;
-  for (int level = 1; level <= depth; ++level) {
+  for (int level = 1; level <= treeDepth(k); ++level) {
     // The root has one child; below it a parent receives from two.
-    levels.push_back(
-        TreeLevel{crosses[static_cast<size_t>(level)] ? far : near, level == 1 ? 1 : 2});
+    levels.push_back(TreeLevel{link(level), level == 1 ? 1 : 2});
   }
   return levels;
 }

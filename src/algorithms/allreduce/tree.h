@@ -21,10 +21,8 @@ extern const Algorithm kTree;
 void treeAllReduce(schedule::Schedule& s, const Ring& group, const std::byte* in, std::byte* out,
                    size_t count, size_t sliceElems, bool postOp);
 
-// The levels of the double binary tree over k positions, root-most first: a level is on `far`
-// when one of its edges (in either tree) joins positions that `apart` says are on different
-// instances, else on `near`.
-std::vector<TreeLevel> treeLevels(int k, const std::function<bool(int, int)>& apart, LinkCost near,
-                                  LinkCost far);
+// The levels of the double binary tree over k positions, root-most first (level 1: the root's
+// edge), each on link(level).
+std::vector<TreeLevel> treeLevels(int k, const std::function<LinkCost(int level)>& link);
 
 }  // namespace trnccl::algorithms::allreduce

@@ -39,7 +39,7 @@ const Algorithm kTwoShot = {
         "first among themselves",
     .supports = supports,
     .estimate = [](const CollArgs& a,
-                   const LinkModel&) { return dimsEstimate(a, dims(a), Phase::kDirect); },
+                   const LinkModel& m) { return dimsEstimate(a, dims(a), Phase::kDirect, m); },
     .usesChannels = false,
     .build =
         [](const CollArgs& a) { return dimsAllReduce(a, dims(a), Phase::kDirect, kTwoShot.name); },

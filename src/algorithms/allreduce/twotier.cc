@@ -33,7 +33,7 @@ const Algorithm kTwoTier = {
     .description = "direct phases on the chip, inside each server, then twoshot across servers",
     .supports = supports,
     .estimate = [](const CollArgs& a,
-                   const LinkModel&) { return dimsEstimate(a, dims(a), Phase::kDirect); },
+                   const LinkModel& m) { return dimsEstimate(a, dims(a), Phase::kDirect, m); },
     .usesChannels = false,
     .build =
         [](const CollArgs& a) { return dimsAllReduce(a, dims(a), Phase::kDirect, kTwoTier.name); },

@@ -64,15 +64,13 @@ TEST(BinaryTree, EvenCountsMakeEveryRankALeafInOneTree) {
   }
 }
 
-TEST(TreeLevels, InstancesOfThirtyTwoAtScale) {
-  // 64 instances of 32 ranks: 11 levels, the 4 lowest inside instances (an edge below a
-  // position whose lowest bit is b stays in an aligned block of 2b ranks).
-  const LinkCost near{1, 100}, far{15, 3};
-  auto levels = allreduce::treeLevels(
-      2048, [](int a, int b) { return a / 32 != b / 32; }, near, far);
+TEST(TreeLevels, EachOnItsLinkTheRootWithOneChild) {
+  // 2048 positions: 11 levels, level l on link(l) (cost.h levelLink gives the tree's edges of
+  // that length), the root's with one child.
+  auto levels = allreduce::treeLevels(2048, [](int level) { return LinkCost{1.0 * level, 100}; });
   ASSERT_EQ(levels.size(), 11u);
   for (size_t l = 0; l < levels.size(); ++l) {
-    EXPECT_EQ(levels[l].link.latencyUs, l < 7 ? 15 : 1) << "level " << l;
+    EXPECT_EQ(levels[l].link.latencyUs, l + 1.0) << "level " << l;
     EXPECT_EQ(levels[l].fanIn, l == 0 ? 1 : 2) << "level " << l;
   }
 }
