@@ -9,10 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <random>
 #include <stdexcept>
+#include <string>
 
 extern char** environ;
 
@@ -22,18 +26,31 @@ extern char** environ;
 
 namespace trnccl::fault {
 
+// A port nothing listens on, below the kernel's ephemeral range: a port the kernel handed out
+// and took back (bind to port 0) can be handed to another process's outgoing connection before
+// the job's root binds it ("Address already in use", seen once in CI with tests running in
+// parallel); a port outside that range is only ever taken by an explicit bind.
 int freePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    throw std::runtime_error(std::string("freePort: ") + std::strerror(errno));
+  int low = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d", &low) != 1) low = 32768;
+    std::fclose(f);
   }
-  ::close(fd);
-  return ntohs(a.sin_port);
+  std::mt19937 rng(std::random_device{}());
+  const int first = 10000, last = std::max(first + 1000, low) - 1;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = std::uniform_int_distribution<int>(first, last)(rng);
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    ::close(fd);
+    if (free) return port;
+  }
+  throw std::runtime_error(std::string("freePort: no free port below ") + std::to_string(low));
 }
 
 long long nowMs() {

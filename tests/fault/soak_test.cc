@@ -180,7 +180,10 @@ void finish(Job& job, Fault f, int victim, bool broken, const std::vector<size_t
       long s1, f1, t1, m1, s2, f2, t2, m2;
       std::sscanf(stats[1].c_str(), "%ld %ld %ld %ld", &s1, &f1, &t1, &m1);
       std::sscanf(stats.back().c_str(), "%ld %ld %ld %ld", &s2, &f2, &t2, &m2);
-      EXPECT_EQ(f1, f2) << "rank " << r << " descriptors grew from call " << s1 << " to " << s2;
+      // A leak grows the count. It may drop after the warm-up sample: once in CI (rank 0, the
+      // bootstrap root, 30 -> 25 in a 6-rank shm job after junk; not reproduced with its seed).
+      EXPECT_LE(f2, f1) << "rank " << r << " descriptors grew from call " << s1 << " to " << s2;
+      if (f2 < f1) std::printf("  rank %d: descriptors %ld -> %ld\n", r, f1, f2);
       EXPECT_EQ(t1, t2) << "rank " << r << " threads grew from call " << s1 << " to " << s2;
       // Warm-up (malloc arenas of the executor's and transports' threads, first use of the
       // largest calls) took up to 5.6 MiB in an 8-rank job; a leak of > 16 KiB per call shows.
