@@ -101,7 +101,7 @@ class Communicator {
   void openRecoveryPort();
   std::chrono::milliseconds probeTimeout() const;
   // At most every 50 ms: bootstrap_->checkRoot(), its failure kept as the async error.
-  void checkRootBetweenCalls();
+  void checkRootBetweenCalls(Clock::time_point now);
 
   int rank_ = 0;
   int nranks_ = 1;
