@@ -91,6 +91,7 @@ TEST_P(OfiZeroCopyTest, DeviceBufferGoesZeroCopyWithACachedRegistration) {
   EXPECT_EQ(first.get(Event::kCacheHits), 3);
   EXPECT_EQ(first.get(Event::kZeroCopyPieces), 4);
   EXPECT_EQ(first.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(first.get(Event::kLeadingHeaders), 0);  // the header went alone, ahead of them
 
   for (const std::byte* source : {buffer, neighbour}) {
     CounterDelta<Event> again;
