@@ -18,17 +18,22 @@ uint64_t seedOf(int from, int to, size_t size) {
   return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size;
 }
 
+// One exchange step per size, in order, on every rank of a connected cluster.
+Status exchangeEach(Cluster& cluster, const std::vector<size_t>& sizes) {
+  return cluster.runEach([&](int r) -> Status {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
+    }
+    return Status::ok();
+  });
+}
+
 // Every rank sends each size to both ring neighbours at once and receives from both.
 void ringExchange(int n) {
   Cluster cluster(n);
   ASSERT_TRUE(cluster.connect([n](int r) { return ringPeers(r, n); }).isOk())
       << cluster.statuses[0].message();
-  Status status = cluster.runEach([&](int r) -> Status {
-    for (size_t i = 0; i < kSizes.size(); ++i) {
-      TRN_TRY(exchangeStep(cluster.bell(r), r, i, kSizes[i], cluster.links(r)));
-    }
-    return Status::ok();
-  });
+  Status status = exchangeEach(cluster, kSizes);
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
@@ -98,12 +103,7 @@ TEST_P(OfiTransportTest, InlineMessages) {
   const std::vector<size_t> sizes = {1, kInlineBytes - 1, kInlineBytes, kInlineBytes + 1,
                                      2 * kInlineBytes};
   CounterDelta<Event> edge;
-  Status status = cluster.runEach([&](int r) -> Status {
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
-    }
-    return Status::ok();
-  });
+  Status status = exchangeEach(cluster, sizes);
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_EQ(edge.get(Event::kInlineMessages), 2 * 3);  // both ranks, the three inline sizes
   EXPECT_EQ(edge.get(Event::kCopiedPieces), 2 * 2);    // one piece each for the two larger
@@ -139,12 +139,7 @@ TEST_P(OfiTransportTest, HeaderLeadsTheFirstPiece) {
     large += size > kInlineBytes ? 1 : 0;
   }
   CounterDelta<Event> edges;
-  Status status = cluster.runEach([&](int r) -> Status {
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
-    }
-    return Status::ok();
-  });
+  Status status = exchangeEach(cluster, sizes);
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_EQ(edges.get(Event::kCopiedPieces), static_cast<int64_t>(2 * pieces));
   EXPECT_EQ(edges.get(Event::kInlineMessages), 2);
