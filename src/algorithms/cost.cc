@@ -28,8 +28,11 @@ constexpr TransportCost kOfi = kTcp;
 // wins.
 LinkCost over(LinkCost hw, const TransportCost* t) {
   if (t == nullptr) return hw;
-  const double bw = t->bandwidthGBs > 0 ? std::min(hw.bandwidth, t->bandwidthGBs) : hw.bandwidth;
-  return {hw.latencyUs + t->latencyUs, bw};
+  if (t->bandwidthGBs > 0 && t->bandwidthGBs < hw.bandwidth) {
+    hw = {hw.latencyUs, t->bandwidthGBs};  // the transport's own limit, not a shared link's
+  }
+  hw.latencyUs += t->latencyUs;
+  return hw;
 }
 
 // The hardware alone, for costs that scale with hops the transport pays only once.
@@ -65,6 +68,15 @@ LinkCost crossLink(const LinkModel& m) {
 }
 LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : crossLink(m); }
 
+LinkCost ringStepLink(const LinkModel& m, LinkCost link) {
+  // The hardware's part only: every step is a transport message, whichever hop it takes.
+  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
+  const double hw = link.latencyUs - (t != nullptr ? t->latencyUs : 0);
+  const int perChip = std::max(1, m.ranksPerChip);
+  link.latencyUs -= (perChip - 1) * (hw - m.chipLatencyUs) / perChip;
+  return link;
+}
+
 double transportMessagesUs(const LinkModel& m, int messages) {
   const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
   return t == nullptr ? 0 : std::max(0, messages - 1) * t->perMessageUs;
@@ -86,6 +98,7 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
   // meets the slow pairs that often).
   const double perChip = std::max(1, m.ranksPerChip);
   double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
+  double sharers = 1;
   if (l.offChip < 1) {  // partners on the chip: the rank's own DMA queue
     latency = (1 - l.offChip) * m.chipLatencyUs;
     bandwidth = m.chipBandwidth / perChip;
@@ -95,24 +108,32 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
     const double hops = std::max(1.0, l.hops);
     const double senders = std::max(1.0, std::round(l.offChip * perChip));
     const double across = std::min(l.offInstance, l.offChip);
-    LinkCost path{m.intraLatencyUs * hops, m.intraBandwidth / (hops * senders)};
+    LinkCost path{m.intraLatencyUs * hops, m.intraBandwidth / (hops * senders), hops * senders};
     if (across > 0 && m.multiInstance) {
       // A rank's share of its rail (interBandwidth counts the rail's ranks), whose send queue
       // issues their messages one after another.
-      path = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs, m.interBandwidth};
+      path = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs, m.interBandwidth,
+              static_cast<double>(std::max(1, m.ranksPerRail))};
       t = m.transports.inter;
     } else if (across > 0 && m.crossBandwidth > 0) {
-      path = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders)};
+      path = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders), hops * senders};
     }
     const double within = (l.offChip - across) * m.intraLatencyUs * hops;
     latency += across > 0 ? within + across * path.latencyUs : l.offChip * path.latencyUs;
+    if (path.bandwidth < bandwidth) sharers = path.sharers;
     bandwidth = std::min(bandwidth, path.bandwidth);
   }
-  return over({latency, bandwidth}, t);
+  return over({latency, bandwidth, sharers}, t);
 }
 
 double reduceUs(const LinkModel& m, double bytes) {
   return 3 * bytes / (std::max(1e-9, m.hbmBandwidth) * 1e3);
+}
+
+double sharedReduceUs(const LinkModel& m, const LinkCost& link, double bytes) {
+  const double transfer = bytes / (link.bandwidth * 1e3);
+  const double own = transfer / std::max(1.0, link.sharers);
+  return transfer - own + std::max(own, reduceUs(m, bytes));
 }
 
 double totalBytes(const CollArgs& a) {
@@ -170,9 +191,32 @@ double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
     link.bandwidth = std::min(link.bandwidth, dmaLink(m).bandwidth / channels);
   }
   link.latencyUs += transportMessagesUs(m, channels);  // each ring's message on the transport
-  return channelsRingPhase(a.nranks, totalBytes(a), link, channels, reduce ? &m : nullptr);
+  if (m.multiInstance) {
+    return channelsRingPhase(a.nranks, totalBytes(a), link, channels, reduce ? &m : nullptr);
+  }
+  // Within an instance: a ring over whole chips (ringStepLink).
+  link = ringStepLink(m, link);
+  link.latencyUs += (channels - 1) * kChannelStepUs;
+  return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
 }
 }  // namespace
+
+double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
+                          bool reduce) {
+  if (k <= 1) return 0;
+  const double step = bytes / k;
+  const double slice = a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+  const double slices = slice > 0 ? std::ceil(step / slice) : 1;
+  const double piece = std::min(slice, kForwardPieceBytes);
+  auto moveUs = [&](double b) {
+    const double us = b / (link.bandwidth * 1e3);
+    return reduce ? std::max(us, reduceUs(m, b)) : us;
+  };
+  // A slice's step: the rank's own link time, or, when its predecessor is later, the
+  // predecessor's message, the latency and the first piece (forwarded as it comes).
+  const double hop = m.messageUs + link.latencyUs + moveUs(piece);
+  return (k - 1) * slices * std::max(moveUs(slice), hop);
+}
 
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
   return flatRing(a, m, a.coll == Collective::kReduceScatter);
@@ -182,45 +226,86 @@ double flatRingAllReduce(const CollArgs& a, const LinkModel& m) {
   return flatRing(a, m, true) + flatRing(a, m, false);
 }
 
-double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
+namespace {
+// The messages a direct round's busiest sender issues beyond its bytes, one after another: in
+// its DMA queue to its own instance (`local` ranks), and across instances in its rail's send
+// queue with those of the rail's other senders. owners 0: every rank sends to every other.
+double directQueueUs(const CollArgs& a, const LinkModel& m, int local, int owners,
+                     OwnersRound kind) {
+  const int n = a.nranks, remote = n - local;
+  if (owners <= 0) {
+    return extraMessagesUs(m, local) +
+           (m.multiInstance ? std::max(1, m.ranksPerRail) * extraMessagesUs(m, remote + 1) : 0);
+  }
+  if (kind == OwnersRound::kToOwners) {  // each rank's messages to the owners, a rail's ranks'
+    return (m.multiInstance ? std::max(1, m.ranksPerRail) : 1) * owners * m.messageUs;
+  }
+  // The owners (the first ranks: they fill the first rails) send to every rank.
+  return extraMessagesUs(m, local) +
+         (m.multiInstance
+              ? std::clamp(owners, 1, std::max(1, m.ranksPerRail)) * extraMessagesUs(m, remote + 1)
+              : 0);
+}
+
+double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
+                     OwnersRound kind) {
   const int n = a.nranks;
   if (n <= 1) return 0;
+  // Messages per sender on the transport: to the owners only, else to every peer.
+  const int messages = owners > 0 && kind == OwnersRound::kToOwners ? owners : n - 1;
+  // A rank issues its messages one after another while the fabric carries their bytes: the
+  // round lasts until its last message lands, whether the issuing or the busiest resource's
+  // bytes take longer (the last bytes still cross the farthest route).
   if (!m.switched || m.multiInstance) {
-    // The n-1 messages cross the torus links they share, so each is slowed (and delayed) by the
-    // average hops of a direct transfer. Across instances the messages to the other instances'
-    // ranks also queue on the rank's rail, one after another, with those of the rail's other
-    // ranks.
+    // The n-1 messages cross the torus links they share, so each is slowed by the average hops
+    // of a direct transfer. Across instances the messages to the other instances' ranks also
+    // queue on the rank's rail, one after another, with those of the rail's other ranks; their
+    // route is the NICs', whatever the torus hops.
     const double hops = std::max(1.0, m.meshHops);
     // Hops slow the hardware's path, not the transport's message.
     const LinkCost hw = flatLink(withoutTransports(m));
-    // Within an instance the round ends when its farthest message lands.
-    const double reach = !m.multiInstance && m.meshMaxHops > 0 ? m.meshMaxHops : hops;
+    // Within an instance the round's last bytes land after the farthest route's latency.
+    const double reach =
+        m.multiInstance ? 1 : std::max(1.0, m.meshMaxHops > 0 ? m.meshMaxHops : hops);
     const LinkCost flat = over({hw.latencyUs * reach, hw.bandwidth / hops},
                                m.multiInstance ? m.transports.inter : m.transports.intra);
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
     const int local = instances != nullptr && !instances->rows.empty()
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
-    // The rank's own DMA queue issues those to its instance, one after another; the transport
-    // carries each as its own message.
-    const double queued =
-        extraMessagesUs(m, local) +
-        (m.multiInstance ? std::max(1, m.ranksPerRail) * extraMessagesUs(m, n - local + 1) : 0);
     double bytesUs = (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
-    if (!m.multiInstance && m.directUsPerByte > 0) {  // the busiest link of the round
+    if (owners <= 0 && !m.multiInstance && m.directUsPerByte > 0) {  // the busiest link
       const TransportCost* t = m.transports.intra;
       bytesUs = bytesPerPeer * m.directUsPerByte;
       if (t != nullptr && t->bandwidthGBs > 0) {
         bytesUs = std::max(bytesUs, (n - 1) * bytesPerPeer / (t->bandwidthGBs * 1e3));
       }
     }
-    return flat.latencyUs + queued + transportMessagesUs(m, n - 1) + bytesUs;
+    double issued = flat.latencyUs + directQueueUs(a, m, local, owners, kind);
+    if (local == n && m.directReachUs > 0 && kind == OwnersRound::kFromOwners) {
+      // Every message of a rank's round, in the order it issues them, on its route.
+      const TransportCost* t = m.transports.intra;
+      issued = m.directReachUs + (t != nullptr ? t->latencyUs : 0);
+    }
+    return std::max(issued, flat.latencyUs + bytesUs) + transportMessagesUs(m, messages);
   }
   const int perChip = std::clamp(m.ranksPerChip, 1, n);
   const int perServer = std::clamp(m.ranksPerServer, perChip, n);
-  // The rank's DMA queue issues its n-1 messages one after another, each a transport message.
-  return extraMessagesUs(m, n) + transportMessagesUs(m, n - 1) +
-         switchRound(m, {perChip - 1, n - perChip, n - perServer, perChip}, bytesPerPeer);
+  const DirectPeers peers{perChip - 1, n - perChip, n - perServer, perChip};
+  // The rank's DMA queue issues its messages one after another, each a transport message.
+  return std::max(extraMessagesUs(m, messages + 1) + switchRound(m, peers, 0),
+                  switchRound(m, peers, bytesPerPeer)) +
+         transportMessagesUs(m, messages);
+}
+}  // namespace
+
+double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
+  return directRoundOf(a, m, bytesPerPeer, 0, OwnersRound::kFromOwners);
+}
+
+double directOwnersRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
+                         OwnersRound kind) {
+  return directRoundOf(a, m, bytesPerPeer, std::clamp(owners, 1, a.nranks), kind);
 }
 
 double directBlockRound(const CollArgs& a, const LinkModel& m) {
@@ -274,9 +359,9 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     const LinkCost link = levelLink(m, m.shiftPartners, k);
     const int blocks = std::min(d, n - d);
     const double wrapping = static_cast<double>(blocks - 1) / n;  // share of ranks sending two
-    const double transfer = blocks * block / (link.bandwidth * 1e3);
-    t += (1 + wrapping) * (m.messageUs + link.latencyUs) + transfer;
-    if (reduces(a.coll)) t += std::max(0.0, reduceUs(m, blocks * block) - transfer);
+    const double bytes = blocks * block;
+    t += (1 + wrapping) * (m.messageUs + link.latencyUs) +
+         (reduces(a.coll) ? sharedReduceUs(m, link, bytes) : bytes / (link.bandwidth * 1e3));
   }
   return t;
 }

@@ -65,6 +65,11 @@ struct LinkModel {
   // µs per byte of one message on the busiest resource of the fabric (the pairs whose routes
   // cross it, over its bandwidth). 0: unknown (meshHops stands in).
   double directUsPerByte = 0;
+  // The same round's messages without their bytes: each rank issues them to r+1, r+2, ... in
+  // turn (messageUs apiece in its DMA queue), and the round ends when the last to land, the
+  // k-th issued at k messageUs plus its route's latency, lands (not always the farthest, nor
+  // the last issued). 0: unknown (meshMaxHops and the messages stand in).
+  double directReachUs = 0;
   bool multiInstance = false;  // ranks span instances joined by the network
   // What issuing one message costs the sender's DMA engine or EFA NIC beyond its bytes (the
   // description's device, topology::kMessageUs): the simulator charges the same.
@@ -91,10 +96,13 @@ struct LinkModel {
   TransportTerms transports;
 };
 
-// One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us).
+// One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us). When
+// `sharers` transfers cross it at once, `bandwidth` is each one's share: the link serves them
+// one after another, first come first served.
 struct LinkCost {
   double latencyUs;
   double bandwidth;
+  double sharers = 1;
 };
 
 LinkCost intraLink(const LinkModel& m);  // within an instance
@@ -105,6 +113,10 @@ LinkCost dmaLink(const LinkModel& m);    // one rank's DMA queue to the cores of
 LinkCost crossLink(const LinkModel& m);
 // The slowest link an algorithm that ignores the instance boundary crosses.
 LinkCost flatLink(const LinkModel& m);
+// `link` as a ring over whole chips steps on it: from core to core of a chip (its DMA queue's
+// latency) ranksPerChip - 1 times for each time it crosses `link`, so a block's way round
+// pays their average latency per step.
+LinkCost ringStepLink(const LinkModel& m, LinkCost link);
 
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).
@@ -127,6 +139,11 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
 // What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
 double reduceUs(const LinkModel& m, double bytes);
 
+// A transfer of `bytes` on `link` that its receiver reduces as it streams in, while every
+// sharer of the link sends one as large: the last one served waits for the others' transfers,
+// then takes the slower of its own transfer and its reduction (at least the link's share).
+double sharedReduceUs(const LinkModel& m, const LinkCost& link, double bytes);
+
 // What a forwarding step (recvReduceSend, recvCopySend) streams at a time: it forwards a piece
 // once it has it (the executor's chunk; trnccl-sim's --piece).
 inline constexpr double kForwardPieceBytes = 64 * 1024;
@@ -147,6 +164,15 @@ double ringReducePhase(int k, double bytes, LinkCost link, const LinkModel& m);
 double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
                          const LinkModel* reduce = nullptr);
 
+// A pipelined ring phase over k members on `link` (its latency the ring's average step's),
+// each step of bytes / k in slices of args.sliceBytes, every slice a message forwarded piece
+// by piece (kForwardPieceBytes) as it arrives: (k - 1) x slices steps, each as long as the
+// slower of the rank's own transfer (and reduction, with `reduce`) of the slice and its
+// predecessor's message, latency and first piece. So latency is paid per slice only where the
+// link is faster than it, and hidden where the bytes take longer.
+double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
+                          bool reduce);
+
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
 double flatPhase(const CollArgs& a, const LinkModel& m);
@@ -157,6 +183,14 @@ double flatPhase(const CollArgs& a, const LinkModel& m);
 // the chip (and the higher tier what they send to other servers), so the round takes the
 // busiest port's bytes over its bandwidth.
 double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer);
+
+// Who sends in a direct round of a call with fewer elements than ranks, whose blocks past the
+// first `owners` are empty (a schedule drops empty steps): every rank to the owners only (a
+// reduce-scatter round), or the owners to every rank (an all-gather round). A rank issues only
+// its non-empty messages, and only the owners' rails carry the second kind.
+enum class OwnersRound { kToOwners, kFromOwners };
+double directOwnersRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
+                         OwnersRound kind);
 
 // directRound with a block of the whole buffer (S / nranks) for every peer: mesh, gather,
 // scatter and the ordered reduce-scatter rounds.

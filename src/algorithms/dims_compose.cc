@@ -247,8 +247,8 @@ double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const Lin
     const RankDims::Dim& dim = t.dims[static_cast<size_t>(d)];
     const LinkCost link{dim.latencyUs, dim.bandwidth};
     if (phase == Phase::kRing) {
-      if (scatter) us += ringReducePhase(dim.size, bytes, link, m);
-      if (gather) us += ringPhase(dim.size, bytes, link);
+      if (scatter) us += pipelinedRingPhase(a, m, dim.size, bytes, link, true);
+      if (gather) us += pipelinedRingPhase(a, m, dim.size, bytes, link, false);
     } else {
       if (scatter) us += directPhase(a, m, dim, bytes, true);
       if (gather) us += directPhase(a, m, dim, bytes, false);

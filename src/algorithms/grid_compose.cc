@@ -85,15 +85,19 @@ double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col
                     const LinkModel& m) {
   const double S = totalBytes(a);
   const int R = g.numRows(), C = g.numCols();
+  // Each phase a ring sub-collective, pipelined in slices (pipelinedRingPhase).
+  auto phase = [&](int k, double bytes, LinkCost link, bool reduce) {
+    return pipelinedRingPhase(a, m, k, bytes, link, reduce);
+  };
   if (a.coll == Collective::kAllReduce) {
-    return ringReducePhase(C, S, row, m) + ringPhase(C, S, row) +
-           ringReducePhase(R, S / C, col, m) + ringPhase(R, S / C, col);
+    return phase(C, S, row, true) + phase(C, S, row, false) + phase(R, S / C, col, true) +
+           phase(R, S / C, col, false);
   }
   // One row ring per row's blocks (S / R each), one after another.
   if (a.coll == Collective::kReduceScatter) {
-    return ringReducePhase(R, S / C, col, m) + R * ringReducePhase(C, S / R, row, m);
+    return phase(R, S / C, col, true) + R * phase(C, S / R, row, true);
   }
-  return ringPhase(R, S / C, col) + R * ringPhase(C, S / R, row);
+  return phase(R, S / C, col, false) + R * phase(C, S / R, row, false);
 }
 
 }  // namespace trnccl::algorithms

@@ -36,7 +36,7 @@ struct GridAlgorithm {
   static const Grid& grid(const CollArgs& a) { return (*a.shape).*kGrid; }
   static bool supports(const CollArgs& a) { return a.shape && grid(a).usable(a.nranks); }
   static double estimate(const CollArgs& a, const LinkModel& m) {
-    return gridEstimate(a, grid(a), intraLink(m), kColumnLink(m), m);
+    return gridEstimate(a, grid(a), ringStepLink(m, intraLink(m)), kColumnLink(m), m);
   }
   static schedule::Schedule allReduce(const CollArgs& a) {
     return gridAllReduce(a, grid(a), kName);

@@ -74,14 +74,24 @@ double reductions(const CollArgs& a, const LinkModel& m) {
   return reduceUs(m, (a.nranks - 1) * totalBytes(a) / a.nranks);
 }
 
+// Two direct rounds and the folds. With fewer elements than ranks only the first `count`
+// blocks hold any: the first round sends to their owners only, and only they send the second.
+double allReduceEstimate(const CollArgs& a, const LinkModel& m) {
+  const double fold = reductions(a, m);
+  if (a.count >= static_cast<size_t>(a.nranks)) return 2 * directBlockRound(a, m) + fold;
+  const int owners = static_cast<int>(a.count);
+  const double block = static_cast<double>(device::dataTypeSize(a.type));
+  return directOwnersRound(a, m, block, owners, OwnersRound::kToOwners) +
+         directOwnersRound(a, m, block, owners, OwnersRound::kFromOwners) + fold;
+}
+
 }  // namespace
 
 const Algorithm kMeshAllReduce = {
     .name = "mesh",
     .description = "direct exchange with every peer in two rounds (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a,
-                   const LinkModel& m) { return 2 * directBlockRound(a, m) + reductions(a, m); },
+    .estimate = allReduceEstimate,
     .usesChannels = false,
     .build = allReduce,
     .foldsInRankOrder = true,

@@ -39,27 +39,33 @@ double averageHops(const topology::Topology& topo, const topology::Layout& layou
   return pairs > 0 ? hops / pairs : 1.0;
 }
 
-// A direct round among one instance's ranks, every rank sending to every other at once: µs per
-// byte of one message on the busiest resource (the pairs whose routes cross it, as the
-// simulator's fabric routes them, over its bandwidth); 0 when the fabric can't be modelled.
-double directUsPerByte(const topology::Topology& topo, const topology::Layout& layout) {
+// A direct round among one instance's ranks, every rank sending to every other at once, as the
+// simulator's fabric routes it: µs per byte of one message on the busiest resource (the pairs
+// whose routes cross it, over its bandwidth), and when the round's last message lands without
+// its bytes (rank a issues its k-th message, to a + k, at k messageUs; it lands its route's
+// latency later). Both 0 when the fabric can't be modelled.
+void describeDirect(const topology::Topology& topo, const topology::Layout& layout,
+                    algorithms::LinkModel& m) {
+  m.directUsPerByte = m.directReachUs = 0;
   const int n = std::min(layout.nranks, layout.ranksPerInstance);
   auto fabric = topology::FabricModel::build(topo, layout);
-  if (!fabric || n < 2) return 0;
+  if (!fabric || n < 2) return;
   std::vector<double> load(fabric->resources().size(), 0);
+  double reach = 0;
   for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) continue;
-      auto path = fabric->route(a, b);
-      if (!path) return 0;
+    for (int k = 1; k < n; ++k) {
+      auto path = fabric->route(a, (a + k) % n);
+      if (!path) return;
       for (int32_t i = 0; i < path->count; ++i) load[static_cast<size_t>(path->hops[i])] += 1;
+      reach = std::max(reach, k * topo.device.messageUs + path->latencyUs);
     }
   }
   double worst = 0;
   for (size_t r = 0; r < load.size(); ++r) {
     worst = std::max(worst, load[r] / fabric->resources()[r].bytesPerUs);
   }
-  return worst;
+  m.directUsPerByte = worst;
+  m.directReachUs = reach;
 }
 
 // Hops of the farthest direct transfer between ranks of one instance (at least 1).
@@ -135,8 +141,10 @@ algorithms::RankDims rankDims(const topology::Topology& topo, const topology::La
   const topology::Fabric& f = topo.fabric;
   if (f.kind == topology::FabricKind::kTorus3d) {
     const int x = box->sizes[1];
+    // The line's ring steps from core to core of a chip P - 1 times for each link it crosses.
+    const double stepLatency = (f.link.latencyUs + (P - 1) * chip.latencyUs) / P;
     t.dims.push_back(
-        {P * x, x > 1 ? f.link.latencyUs : chip.latencyUs, x > 1 ? f.link.bandwidthGbps : hbm});
+        {P * x, x > 1 ? stepLatency : chip.latencyUs, x > 1 ? f.link.bandwidthGbps : hbm});
     t.dims.push_back(shared(box->sizes[2], f.link));
     t.dims.push_back(shared(box->sizes[3], *f.zLink));
   } else {
@@ -298,7 +306,7 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
   describeFabric(*topo, *layout, m);
   m.meshHops = averageHops(*topo, *layout);
   m.meshMaxHops = farthestHops(*topo, *layout);
-  m.directUsPerByte = directUsPerByte(*topo, *layout);
+  describeDirect(*topo, *layout, m);
   describePartners(*topo, *layout, m);
   view.shape = shape;
   view.summary = fmt::format(

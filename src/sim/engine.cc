@@ -73,7 +73,7 @@ Tables& threadTables() {
 }
 
 // kBegin: a rank's next group begins. kForward: a forward's first piece is ready to send.
-// kHop: a transfer reaches the next hop of its route.
+// kHop: a transfer reaches the next hop of its route (the first: once its sender issued it).
 enum EventKind : uint32_t { kBegin, kForward, kHop };
 
 class Engine {
@@ -314,6 +314,13 @@ void Engine::tryStart(int32_t id, double now) {
   if (m.started || m.sendReady == kUnknown) return;
   if (m.recvStep == kNone && m.bytes > o_.eagerBytes) return;  // waits for its receive
   msgs_[static_cast<size_t>(id)].started = true;
+  if (messageUs_ > 0 && lanes_[static_cast<size_t>(p_.route(m.conn).hops[0])].messageUs <= 0) {
+    // Issued by its sender's DMA queue, then its first hop asked for, in time order (an event).
+    RankState& sender = ranks_[static_cast<size_t>(conns_[static_cast<size_t>(m.conn)].from)];
+    sender.issueFreeAt = std::max(now, sender.issueFreeAt) + messageUs_;
+    push(sender.issueFreeAt, static_cast<uint32_t>(id), kHop);
+    return;
+  }
   reserveHop(id, now);
 }
 
@@ -329,12 +336,7 @@ void Engine::reserveHop(int32_t id, double now) {
   const int32_t r = route.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
   double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
-  if (m.hop == 0 && lane.messageUs > 0) {
-    busy += lane.messageUs;                   // the NIC's send queue takes it
-  } else if (m.hop == 0 && messageUs_ > 0) {  // the sender's DMA queue issues it first
-    RankState& sender = ranks_[static_cast<size_t>(c.from)];
-    now = sender.issueFreeAt = std::max(now, sender.issueFreeAt) + messageUs_;
-  }
+  if (m.hop == 0) busy += lane.messageUs;  // an EFA NIC's send queue takes it
   const double s = std::max(now, lane.freeAt);
   const double e = std::max(s + busy, m.bound);
   lane.freeAt = e;

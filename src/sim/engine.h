@@ -8,6 +8,9 @@
 //     once its last byte left (syncSend: once the receiver has it all);
 //   - a forwarding primitive streams: its send may start once the first piece (pieceBytes) was
 //     received (and reduced), and ends no earlier than a piece after its receive is done;
+//   - a message is issued by its sender's DMA queue (the fabric's messageUs each, one after
+//     another; across instances its EFA NIC's send queue charges it instead), and asks for its
+//     first hop once issued;
 //   - each resource of a transfer's route carries it in turn, first come first served, for
 //     bytes / its bandwidth: a hop is asked for once the data reaches it (the previous hop
 //     started), and cannot finish before the previous hop; the data reaches the receiver the

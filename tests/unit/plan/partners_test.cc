@@ -41,5 +41,17 @@ TEST(PartnerLevels, TreeEdgesAcrossInstancesAtScale) {
   }
 }
 
+TEST(DirectRound, LastMessageToLandIsNotTheFarthestNorTheLastIssued) {
+  // trn1.32xlarge, 16 ranks: 8 chips of 2 cores, two rows of a 4 x 4 torus (1.5 us a hop,
+  // 0.2 us a message, 0.5 us to the other core of a chip). Rank 0 issues its k-th message to
+  // rank k at 0.2 k us. The farthest chip (3 hops) is (1, 2) = chip 6, ranks 12 and 13: rank 13
+  // lands at 13 x 0.2 + 3 x 1.5 = 7.1 us; the last issued (k = 15, chip 7, 2 hops) at 6.0.
+  // No rank's round lasts longer (the torus is the same seen from every chip).
+  auto view = describeTopology("trn1.32xlarge", 16);
+  ASSERT_TRUE(view) << view.status().message();
+  EXPECT_NEAR(view->links.directReachUs, 7.1, 1e-9);
+  EXPECT_EQ(view->links.meshMaxHops, 3);
+}
+
 }  // namespace
 }  // namespace trnccl::plan

@@ -97,8 +97,9 @@ TEST(TransportTuner, TermsAddToTheHardwareLinks) {
   EXPECT_DOUBLE_EQ(algorithms::transportMessagesUs(tcp, 3), 2 * t.perMessageUs);
   EXPECT_DOUBLE_EQ(algorithms::transportMessagesUs(hw, 3), 0);
   CollArgs big = allReduce(*view, 64 << 20);
-  // 64 MiB at tcp's bandwidth: the ring moves 2 (n-1)/n of it through every rank.
-  EXPECT_GT(estimateOf("ring", big, tcp), 1.5 * (64 << 20) / (t.bandwidthGBs * 1e3));
+  // 64 MiB at tcp's bandwidth: the ring moves 2 (n-1)/n of it through every rank (the
+  // latency of its pipelined slices hides behind their bytes).
+  EXPECT_GE(estimateOf("ring", big, tcp), 1.5 * (64 << 20) / (t.bandwidthGBs * 1e3));
   EXPECT_LT(estimateOf("ring", big, hw), estimateOf("ring", big, tcp) / 10);
 }
 

@@ -62,6 +62,36 @@ TEST(SimEngine, EachMessageCostsItsIssuer) {
   EXPECT_DOUBLE_EQ(out->rankEndUs[1], 217);
 }
 
+// The link between two chips of two cores is asked for in time order even though each rank
+// issues all its messages at the start (1 µs each in its own DMA queue): rank 0 sends to rank 1
+// (its chip), then to ranks 2 and 3 (the link, issued at 2 and 3); rank 1 sends to rank 2,
+// issued at 1. The link (1000 B at 1 GB/s, 1 µs; 2 µs latency) carries 1 -> 2 at 1..2 (lands
+// at 4), 0 -> 2 at 2..3 (lands at 5), 0 -> 3 at 3..4 (lands at 6): rank 1's send is over at 2,
+// rank 2 has both at 5. (Claimed in the order the ranks' groups began, rank 0's later messages
+// would hold the link until 4 and rank 2 would wait until 7.)
+TEST(SimEngine, ALinkIsAskedForInTimeOrder) {
+  topology::Topology t = testing::twoChipsOneLink();
+  t.device.coresPerChip = 2;
+  t.device.messageUs = 1;
+  Simulator sim = simulatorFor(t, 4);
+  auto out = sim.schedules([](int r) {
+    switch (r) {
+      case 0:
+        return bytesSchedule(4, {{sendTo(1, 1000), sendTo(2, 1000), sendTo(3, 1000)}});
+      case 1:
+        return bytesSchedule(4, {{sendTo(2, 1000), recvFrom(0, 1000)}});
+      case 2:
+        return bytesSchedule(4, {{recvFrom(0, 1000), recvFrom(1, 1000)}});
+      default:
+        return bytesSchedule(4, {{recvFrom(0, 1000)}});
+    }
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_LT(out->rankEndUs[1], 3);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[2], 5);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[3], 6);
+}
+
 // Within an instance the message cost (1 µs) is the sending rank's DMA queue's, one message
 // after another: 1000 B each over 1 GB/s, 2 µs; the first is issued at 1 (link 1..2, lands at
 // 4), the second at 2 (link 2..3, lands at 5).

@@ -4,13 +4,16 @@
 // 4 ranks share the cores and the memory bus):
 //   - copy rate: each process copies a buffer far larger than the caches into shared memory,
 //     all at once; the rate of the slowest;
+//   - reduction rate: each process sums two float buffers as large into a third with the
+//     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
 //     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop.
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the copy rate; the "HBM" of a chip does two bytes of memory traffic
-// per byte copied. Usage: trnccl-sim-calibrate [--chips N] [--out FILE]
+// port's bandwidth is half the copy rate; the "HBM" of a chip is three times the reduction
+// rate, as the simulator charges three bytes of HBM traffic per byte reduced.
+// Usage: trnccl-sim-calibrate [--chips N] [--out FILE]
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -26,6 +29,7 @@
 #include <vector>
 
 #include "common/wait.h"
+#include "device/reduce.h"
 
 namespace {
 
@@ -81,6 +85,22 @@ bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared
   return ok;
 }
 
+// Each process reduces two float buffers far larger than the caches into a third with the
+// emulated core's kernel (device::reduce, as the executor does), all at once.
+bool reduceOnce(int i, Shared* shared) {
+  const size_t count = kCopyBytes / sizeof(float);
+  std::vector<float> a(count, 1.0f), b(count, 2.0f), dst(count, 0.0f);
+  using trnccl::device::DataType;
+  using trnccl::device::RedOp;
+  trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), a.data(), b.data(), count);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < kCopyRounds; ++r) {
+    trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), a.data(), b.data(), count);
+  }
+  shared->seconds[i] = Seconds(std::chrono::steady_clock::now() - t0).count();
+  return dst[count / 2] == 3.0f;
+}
+
 bool copyOnce(int i, Shared* shared) {
   void* dst = mmap(nullptr, kCopyBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (dst == MAP_FAILED) return false;
@@ -130,30 +150,37 @@ int main(int argc, char** argv) {
   const double slowest = *std::max_element(shared->seconds, shared->seconds + chips);
   const double gbps = copied ? kCopyRounds * static_cast<double>(kCopyBytes) / slowest / 1e9 : 0;
   shared = new (mem) Shared;
+  const bool reduced = runTogether(chips, shared, reduceOnce);
+  const double reduceSlowest = *std::max_element(shared->seconds, shared->seconds + chips);
+  const double reduceGbps =
+      reduced ? kCopyRounds * static_cast<double>(kCopyBytes) / reduceSlowest / 1e9 : 0;
+  shared = new (mem) Shared;
   const bool passed =
       runTogether(chips, shared, [chips](int i, Shared* s) { return passToken(i, s, chips); });
   const double us = passed ? shared->seconds[0] / kTokenRounds / chips * 1e6 : 0;
   munmap(mem, sizeof(Shared));
-  if (gbps <= 0 || us <= 0) {
+  if (gbps <= 0 || us <= 0 || reduceGbps <= 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
   const std::string yaml = fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
-      "# trnccl-sim-calibrate: copy rate {:.2f} GB/s per rank with all copying at once, hand-off\n"
-      "# latency {:.2f} us per hop of a token among them (docs/SIMULATOR.md).\n"
+      "# trnccl-sim-calibrate: copy rate {:.2f} GB/s per rank with all copying at once, float\n"
+      "# sums {:.2f} GB/s per rank (the emulated core's kernel, all at once), hand-off latency\n"
+      "# {:.2f} us per hop of a token among them (docs/SIMULATOR.md).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device: {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: {:.2f}}}\n"
       "fabric:\n  kind: switch\n"
       "  link: {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}}}\n",
-      chips, gbps, us, chips, chips, 2 * gbps, gbps / 2, us);
+      chips, gbps, reduceGbps, us, chips, chips, 3 * reduceGbps, gbps / 2, us);
   FILE* f = std::fopen(out.c_str(), "w");
   if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::printf("copy %.2f GB/s per rank, hand-off %.2f us: %s\n", gbps, us, out.c_str());
+  std::printf("copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s\n", gbps,
+              reduceGbps, us, out.c_str());
   return 0;
 }

@@ -5,7 +5,7 @@ file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 execute_process(COMMAND ${CALIBRATE} --chips 2 --out ${DIR}/host.yaml
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, hand-off [0-9.]+ us")
+if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, reduce [0-9.]+ GB/s per rank, hand-off [0-9.]+ us")
   message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
 endif()
 file(READ ${DIR}/host.yaml yaml)

@@ -10,9 +10,13 @@ set(cases
   "trn1.32xlarge --ranks 8|allreduce"
   "trn1.32xlarge --ranks 8|allgather"
   "trn1.32xlarge --ranks 8|reducescatter"
+  "trn1.32xlarge --ranks 16|allreduce"
+  "trn1.32xlarge --ranks 16|allgather"
   "trn1.32xlarge --ranks 16|reducescatter"
+  "trn1.32xlarge --ranks 32|allreduce"
   "trn1.32xlarge --ranks 32|allgather"
   "trn1.32xlarge --ranks 32|reducescatter"
+  "trn1.32xlarge --instances 4|allreduce"
   "trn1.32xlarge --instances 4|allgather"
   "trn1.32xlarge --instances 4|reducescatter"
   "trn1.32xlarge --instances 8|allreduce"
@@ -24,8 +28,11 @@ set(cases
   "trn2-ultraserver --ranks 128|allgather"
   "trn2-ultraserver --ranks 128|reducescatter"
   "trn3-ultraserver-gen1 --ranks 64|allreduce"
+  "trn3-ultraserver-gen1 --ranks 64|allgather"
+  "trn3-ultraserver-gen1 --ranks 64|reducescatter"
   "trn3-ultraserver-gen2 --instances 4|allreduce"
-  "trn3-ultraserver-gen2 --instances 4|allgather")
+  "trn3-ultraserver-gen2 --instances 4|allgather"
+  "trn3-ultraserver-gen2 --instances 4|reducescatter")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
