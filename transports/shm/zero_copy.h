@@ -25,7 +25,7 @@
 namespace trnccl::transport::shm {
 
 // Pieces of at least this many bytes go by descriptor (TRNCCL_SHM_ZCOPY_BYTES's default): the
-// pipeline slice of the collectives over shm (a quarter of Connection::bufferBytes(), 256 KiB),
+// pipeline slice of the collectives over shm (64 KiB: a quarter of Connection::bufferBytes()),
 // so every full slice of a ring or chain, sent or forwarded, is read in place by the peer.
 // (It was 256 KiB, above the slice: nothing but an unsliced send ever went in place.)
 inline constexpr size_t kDefaultZcopyBytes = 64 << 10;
