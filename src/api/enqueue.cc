@@ -166,7 +166,7 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   comm::PlanKey key = comm::PlanKey::of(args, stream);
   if (!premul) sched = comm.planCache().find(key);
   if (sched == nullptr) {
-    auto built = plan::plan(args, comm.topology().links);
+    auto built = plan::plan(args, comm.topology().links, comm.config().tuning);
     if (!built) return built.status();
     sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))
                    : comm.planCache().insert(std::move(key), std::move(*built));
@@ -176,7 +176,7 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
            args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
            static_cast<void*>(stream));
   std::optional<comm::check::Fingerprint> check;
-  if (comm::check::enabled()) check = comm::check::make(args, sched->algorithm);
+  if (comm.config().check) check = comm::check::make(args, sched->algorithm);
   return enqueuePlan(comm, std::move(sched), stream, what, {}, true, check, std::move(scaled));
 }
 

@@ -7,7 +7,6 @@
 
 #include "comm/communicator.h"
 #include "common/bytes.h"
-#include "common/env.h"
 #include "device/reduce.h"
 
 namespace trnccl::comm::check {
@@ -45,8 +44,6 @@ std::string algoName(const Fingerprint& fp) {
 }
 
 }  // namespace
-
-bool enabled() { return env::getInt("TRNCCL_CHECK", 0) != 0; }
 
 Fingerprint make(const algorithms::CollArgs& args, const std::string& algorithm) {
   using algorithms::Collective;

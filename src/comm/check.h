@@ -1,8 +1,9 @@
-// Consistency check mode (TRNCCL_CHECK=1, off by default): before each collective, every rank
-// sends a fingerprint of the call to every other rank and compares them. A mismatch (count,
-// datatype, op, root, collective, sequence number or the algorithm the planner chose) fails
-// every rank with the same message, naming both ranks and both values, instead of hanging or
-// returning wrong data (NVIDIA/nccl#1417; c10d's TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint).
+// Consistency check mode (TRNCCL_CHECK=1, off by default; read at communicator init into
+// Config::check): before each collective, every rank sends a fingerprint of the call to every
+// other rank and compares them. A mismatch (count, datatype, op, root, collective, sequence
+// number or the algorithm the planner chose) fails every rank with the same message, naming
+// both ranks and both values, instead of hanging or returning wrong data (NVIDIA/nccl#1417;
+// c10d's TORCH_DISTRIBUTED_DEBUG=DETAIL fingerprint).
 //
 // Why all peers rather than ring neighbours: with neighbours only, the rank next to a mismatch
 // would fail while the others wait for it until their timeout. With every fingerprint on every
@@ -41,9 +42,6 @@ struct Fingerprint {
 };
 
 inline constexpr size_t kWireBytes = 48;
-
-// Whether TRNCCL_CHECK is set to a non-zero value (read at every call, like every TRNCCL_*).
-bool enabled();
 
 // The fingerprint of a planned call; seq is filled in when the call gets its number.
 Fingerprint make(const algorithms::CollArgs& args, const std::string& algorithm);

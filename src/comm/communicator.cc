@@ -141,11 +141,9 @@ void Communicator::endTask() {
 // that merely exited (rank 0 finalized and left) fails nothing here: what was sent is delivered.
 constexpr auto kRootCheckEvery = std::chrono::milliseconds(50);
 
-void Communicator::checkRootBetweenCalls() {
+void Communicator::checkRootBetweenCalls(Clock::time_point at) {
   using std::chrono::nanoseconds;
-  const int64_t now =
-      std::chrono::duration_cast<nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count();
+  const int64_t now = std::chrono::duration_cast<nanoseconds>(at.time_since_epoch()).count();
   int64_t due = nextRootCheckNs_.load(std::memory_order_relaxed);
   if (now < due || !bootstrap_ ||
       !nextRootCheckNs_.compare_exchange_strong(due, now + nanoseconds(kRootCheckEvery).count())) {
@@ -157,7 +155,8 @@ void Communicator::checkRootBetweenCalls() {
 Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
                          const schedule::CallName& what) {
   log::setThreadRank(rank_);
-  checkRootBetweenCalls();
+  const Clock::time_point now = Clock::now();  // one clock read for both uses
+  checkRootBetweenCalls(now);
   if (Status err = asyncError(); !err) {
     return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what.str(),
                                           err.message()));
@@ -166,7 +165,7 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
   ctx.rank = rank_;
   ctx.conns = conns_;
   ctx.bell = &bell_;
-  ctx.deadline = Deadline::after(config_.opTimeout);
+  ctx.deadline = Deadline(now + config_.opTimeout);
   ctx.abortFlag = &aborted_;
   ctx.seq = seq;
   ctx.what = what;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
@@ -36,6 +37,13 @@ class Communicator {
   int nranks() const { return nranks_; }
   int device() const { return device_; }
   const Config& config() const { return config_; }
+  // Replaces the tuner's overrides read at init (Config::tuning) and empties the plan cache:
+  // for tests that run many algorithms on shared communicators. Not while calls are enqueued
+  // from another thread.
+  void setTuning(plan::Overrides tuning) {
+    config_.tuning = std::move(tuning);
+    planCache_.clear();
+  }
   uint64_t commHash() const { return commHash_; }
   bootstrap::Bootstrap& bootstrap() { return *bootstrap_; }
   const std::vector<transport::PeerInfo>& peers() const { return peers_; }
@@ -93,7 +101,7 @@ class Communicator {
   void openRecoveryPort();
   std::chrono::milliseconds probeTimeout() const;
   // At most every 50 ms: bootstrap_->checkRoot(), its failure kept as the async error.
-  void checkRootBetweenCalls();
+  void checkRootBetweenCalls(Clock::time_point now);
 
   int rank_ = 0;
   int nranks_ = 1;

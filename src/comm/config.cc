@@ -18,6 +18,8 @@ Config resolveConfig(int blocking, int timeoutMs, const char* topology, const ch
   c.blocking = blocking != 0;
   c.deterministic = env::getInt("TRNCCL_DETERMINISTIC", 0) != 0;
   if (deterministic >= 0) c.deterministic = deterministic != 0;
+  c.tuning = plan::Overrides::fromEnvironment();
+  c.check = env::getInt("TRNCCL_CHECK", 0) != 0;
   return c;
 }
 

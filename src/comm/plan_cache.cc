@@ -1,16 +1,9 @@
 #include "comm/plan_cache.h"
 
-#include <cstdlib>
 #include <functional>
 
 namespace trnccl::comm {
 namespace {
-
-// Assigns the variable's value without allocating when it fits the string's capacity.
-void readEnv(std::string& out, const char* name) {
-  const char* v = std::getenv(name);
-  out.assign(v == nullptr ? "" : v);
-}
 
 void mix(size_t& h, size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
 
@@ -27,8 +20,6 @@ PlanKey PlanKey::of(const algorithms::CollArgs& args, const void* stream) {
   k.send = args.send;
   k.recv = args.recv;
   k.stream = stream;
-  readEnv(k.algo, "TRNCCL_ALGO");
-  readEnv(k.channels, "TRNCCL_NCHANNELS");
   return k;
 }
 
@@ -40,8 +31,6 @@ size_t PlanKeyHash::operator()(const PlanKey& k) const {
   mix(h, std::hash<const void*>{}(k.send));
   mix(h, std::hash<const void*>{}(k.recv));
   mix(h, std::hash<const void*>{}(k.stream));
-  mix(h, std::hash<std::string>{}(k.algo));
-  mix(h, std::hash<std::string>{}(k.channels));
   return h;
 }
 
@@ -70,6 +59,11 @@ std::shared_ptr<const schedule::Schedule> PlanCache::insert(PlanKey key, schedul
 size_t PlanCache::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return plans_.size();
+}
+
+void PlanCache::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  plans_.clear();
 }
 
 }  // namespace trnccl::comm

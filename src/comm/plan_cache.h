@@ -3,11 +3,11 @@
 // computed once and reused. A hit costs a hash lookup instead of the tuner's estimates and a
 // schedule's allocations.
 //
-// The key is everything a schedule depends on: collective, count, datatype, op, root, both
-// buffer addresses (steps point into them; in-place-ness follows from them), the stream, and
-// the tuner's
-// overrides TRNCCL_ALGO and TRNCCL_NCHANNELS (read at every call, so tests may change them
-// between calls). Rank, rank count, slice size and topology are the communicator's own.
+// The key is everything of the call a schedule depends on: collective, count, datatype, op,
+// root, both buffer addresses (steps point into them; in-place-ness follows from them) and the
+// stream. Rank, rank count, slice size, topology and the tuner's overrides TRNCCL_ALGO and
+// TRNCCL_NCHANNELS (read once at init, comm::Config::tuning) are the communicator's own; a
+// change of the overrides (Communicator::setTuning, for tests) empties the cache.
 #pragma once
 
 #include <atomic>
@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
 #include "algorithms/algorithm.h"
@@ -33,11 +32,9 @@ struct PlanKey {
   const void* send = nullptr;
   const void* recv = nullptr;
   const void* stream = nullptr;
-  std::string algo;      // TRNCCL_ALGO as read for this call ("" when unset)
-  std::string channels;  // TRNCCL_NCHANNELS, likewise
 
   bool operator==(const PlanKey&) const = default;
-  // The key of a call; reads the two overrides from the environment.
+  // The key of a call.
   static PlanKey of(const algorithms::CollArgs& args, const void* stream);
 };
 
@@ -60,6 +57,7 @@ class PlanCache {
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
   size_t size() const;
+  void clear();
 
  private:
   mutable std::mutex mu_;  // one communicator may be called from several threads

@@ -31,7 +31,7 @@ bool listAllows(std::string list, const std::string& algo) {
 
 // INFO names each (collective, algorithm, channels, variant, mode) the first time this process
 // uses it.
-void logChoice(const std::string& coll, const Choice& c, const std::string& spec,
+void logChoice(const std::string& coll, const Choice& c, const Overrides& overrides,
                const char* variant, bool deterministic) {
   if (!log::enabled(log::Level::kInfo, log::kTune)) return;
   static std::mutex mu;
@@ -42,7 +42,8 @@ void logChoice(const std::string& coll, const Choice& c, const std::string& spec
       variant != nullptr ? fmt::format(", inter-instance step {}", variant) : "";
   if (seen.insert(fmt::format("{}/{}/{}{}/{}", coll, algo, c.channels, step, deterministic))
           .second) {
-    const int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0);
+    const std::string& spec = overrides.algo;
+    const int forced = overrides.channels;
     TRN_INFO(kTune,
              "{}: algorithm {}{}, {} channel(s){} (estimate {:.1f} us on the modelled topology; "
              "TRNCCL_ALGO={}, TRNCCL_NCHANNELS={})",
@@ -60,9 +61,9 @@ bool keepsOrder(const algorithms::Algorithm& algo, const algorithms::CollArgs& a
 
 // The algorithm's estimate with its best channel count.
 Choice estimate(const algorithms::Algorithm& algo, const algorithms::CollArgs& args,
-                const algorithms::LinkModel& links) {
+                const algorithms::LinkModel& links, int forcedChannels) {
   algorithms::CollArgs a = args;
-  a.channels = chooseChannels(algo, args, links);
+  a.channels = chooseChannels(algo, args, links, forcedChannels);
   return Choice{&algo, algo.estimate(a, links), a.channels};
 }
 
@@ -72,6 +73,12 @@ void consider(Choice& best, const Choice& c) {
 }
 
 }  // namespace
+
+Overrides Overrides::fromEnvironment() {
+  const int64_t channels = env::getInt("TRNCCL_NCHANNELS", 0);
+  return Overrides{env::getString("TRNCCL_ALGO", ""),
+                   static_cast<int>(std::clamp<int64_t>(channels, 0, 1 << 20))};
+}
 
 bool algoAllowed(const std::string& spec, const std::string& coll, const std::string& algo) {
   if (spec.empty()) return true;
@@ -87,13 +94,11 @@ bool algoAllowed(const std::string& spec, const std::string& coll, const std::st
 }
 
 int chooseChannels(const algorithms::Algorithm& algorithm, const algorithms::CollArgs& args,
-                   const algorithms::LinkModel& links) {
+                   const algorithms::LinkModel& links, int forced) {
   if (!algorithm.usesChannels || args.nranks <= 1) return 1;
   const int usable =
       static_cast<int>(algorithms::channelRings(args.shape.get(), args.nranks).size());
-  if (int64_t forced = env::getInt("TRNCCL_NCHANNELS", 0); forced > 0) {
-    return static_cast<int>(std::min<int64_t>(forced, usable));
-  }
+  if (forced > 0) return std::min(forced, usable);
   algorithms::CollArgs a = args;
   int best = 1;
   double bestUs = -1;
@@ -107,15 +112,16 @@ int chooseChannels(const algorithms::Algorithm& algorithm, const algorithms::Col
   return best;
 }
 
-Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkModel& links) {
+Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkModel& links,
+                      const Overrides& overrides) {
   const std::string coll = algorithms::collectiveName(args.coll);
-  const std::string spec = env::getString("TRNCCL_ALGO", "");
+  const std::string& spec = overrides.algo;
   Choice best;
   for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
     if (!algoAllowed(spec, coll, algo->name) || !keepsOrder(*algo, args) || !algo->supports(args)) {
       continue;
     }
-    consider(best, estimate(*algo, args, links));
+    consider(best, estimate(*algo, args, links, overrides.channels));
   }
   if (best.algorithm == nullptr && !spec.empty()) {
     // As NCCL falls back when a forced algorithm can't run: warn once, then choose freely.
@@ -131,7 +137,7 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
     });
     for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(args.coll)) {
       if (keepsOrder(*algo, args) && algo->supports(args)) {
-        consider(best, estimate(*algo, args, links));
+        consider(best, estimate(*algo, args, links, overrides.channels));
       }
     }
   }
@@ -142,8 +148,8 @@ Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkMo
 }
 
 Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
-                                const algorithms::LinkModel& links) {
-  auto c = choose(args, links);
+                                const algorithms::LinkModel& links, const Overrides& overrides) {
+  auto c = choose(args, links, overrides);
   if (!c) return c.status();
   const std::string coll = algorithms::collectiveName(args.coll);
   algorithms::CollArgs a = args;
@@ -151,8 +157,7 @@ Result<schedule::Schedule> plan(const algorithms::CollArgs& args,
   a.links = &links;
   const char* variant =
       c->algorithm->variant != nullptr ? c->algorithm->variant(a, links) : nullptr;
-  logChoice(coll, *c, env::getString("TRNCCL_ALGO", ""), variant,
-            args.deterministic && algorithms::reduces(args.coll));
+  logChoice(coll, *c, overrides, variant, args.deterministic && algorithms::reduces(args.coll));
   TRN_TRACE(kTune, "{} count {} type {}: {}, {} channel(s) (estimate {:.1f} us)", coll, args.count,
             device::dataTypeName(args.type), c->algorithm->name, c->channels, c->estimateUs);
   return c->algorithm->build(a);

@@ -21,6 +21,7 @@
 #include "plan/topology_view.h"
 #include "support/collective_cases.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 #include "topology/layout.h"
 #include "topology/loader.h"
 #include "topology/rings.h"
@@ -208,14 +209,12 @@ TEST(ChannelTuner, SmallMessagesOneChannelLargeOnesEveryRing) {
     EXPECT_EQ(ringChannels(*view, coll, 32, 64 << 20), 2) << algorithms::collectiveName(coll);
   }
   // Forced to the ring, a large all-reduce plans 2 channels.
-  setenv("TRNCCL_ALGO", "ring", 1);
   algorithms::CollArgs a;
   a.coll = Collective::kAllReduce;
   a.count = (64 << 20) / 4;
   a.nranks = 32;
   a.shape = view->shape;
-  auto c = plan::choose(a, view->links);
-  unsetenv("TRNCCL_ALGO");
+  auto c = plan::choose(a, view->links, plan::Overrides{"ring", 0});
   ASSERT_TRUE(c.isOk());
   EXPECT_STREQ(c->algorithm->name, "ring");
   EXPECT_EQ(c->channels, 2);
@@ -239,8 +238,9 @@ TEST(ChannelTuner, NchannelsOverrides) {
   unsetenv("TRNCCL_NCHANNELS");
 }
 
-// Results of the ring collectives through the API, forced with TRNCCL_ALGO=ring and
-// TRNCCL_NCHANNELS, against the reference; all-reduce and all-gather bitwise equal on all ranks.
+// Results of the ring collectives through the API, forced to the ring and a channel count as
+// TRNCCL_ALGO and TRNCCL_NCHANNELS would (support/tuning.h), against the reference; all-reduce and
+// all-gather bitwise equal on all ranks.
 struct ChannelCase {
   int channels;
   Case c;
@@ -256,16 +256,15 @@ TEST_P(RingChannels, MatchesReference) {
   const ChannelCase& p = GetParam();
   const Case& c = p.c;
   Ranks& ranks = Ranks::get(c.nranks);
-  setenv("TRNCCL_ALGO", "ring", 1);
-  setenv("TRNCCL_NCHANNELS", std::to_string(p.channels).c_str(), 1);
   std::vector<std::vector<unsigned char>> out(c.nranks);
   std::vector<std::string> planned(c.nranks);
-  ranks.run([&](int r) {
-    out[r] = runOnRank(c, r, ranks.comm(r), ranks.stream(r));
-    planned[r] = ranks.comm(r)->impl->lastPlanned();
-  });
-  unsetenv("TRNCCL_NCHANNELS");
-  unsetenv("TRNCCL_ALGO");
+  {
+    ScopedTuning tuning(ranks, "ring", p.channels);
+    ranks.run([&](int r) {
+      out[r] = runOnRank(c, r, ranks.comm(r), ranks.stream(r));
+      planned[r] = ranks.comm(r)->impl->lastPlanned();
+    });
+  }
   if (c.count > 0) {
     EXPECT_EQ(planned[0], "ring");
   }
@@ -308,9 +307,9 @@ TEST(RingChannelsSmallSlices, UnequalIterationCountsPerChannel) {
   setenv("TRNCCL_SHM_FIFO_BYTES", "16384", 1);
   auto ranks = std::make_unique<Ranks>(32);
   unsetenv("TRNCCL_SHM_FIFO_BYTES");
-  setenv("TRNCCL_ALGO", "ring", 1);
+  ScopedTuning tuning(*ranks);
   for (int channels : {1, 2}) {
-    setenv("TRNCCL_NCHANNELS", std::to_string(channels).c_str(), 1);
+    tuning.set("ring", channels);
     for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kAllGather}) {
       const size_t count = coll == Coll::kAllReduce ? 2 * 32768 + 1 : 2 * 1024 + 1;
       Case c{coll, 32, trncclFloat32, trncclSum, count, false, 0};
@@ -324,8 +323,6 @@ TEST(RingChannelsSmallSlices, UnequalIterationCountsPerChannel) {
       }
     }
   }
-  unsetenv("TRNCCL_NCHANNELS");
-  unsetenv("TRNCCL_ALGO");
 }
 
 }  // namespace

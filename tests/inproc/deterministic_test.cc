@@ -22,6 +22,7 @@
 #include "plan/planner.h"
 #include "plan/topology_view.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 
 namespace trnccl::testing {
 namespace {
@@ -233,19 +234,15 @@ void expectRankOrderEverywhere(const Comms& comms) {
     }
   }
   std::set<std::pair<Coll, std::string>> ran;
+  ScopedTuning tuning(comms);
   for (const std::string& algo : algos) {
-    if (algo.empty()) {
-      unsetenv("TRNCCL_ALGO");
-    } else {
-      setenv("TRNCCL_ALGO", algo.c_str(), 1);
-    }
     // A name that declines falls back to the same choice whatever the channels: one count.
     const bool oneCount =
         !algo.empty() && (!anyDescriptor(algo, &algorithms::Algorithm::foldsInRankOrder) ||
                           !anyDescriptor(algo, &algorithms::Algorithm::usesChannels));
-    for (const char* channels : {"1", "2"}) {
-      if (oneCount && channels[0] == '2') continue;
-      setenv("TRNCCL_NCHANNELS", channels, 1);
+    for (int channels : {1, 2}) {
+      if (oneCount && channels == 2) continue;
+      tuning.set(algo, channels);
       for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
         for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
           for (size_t count : {size_t{1001}, size_t{300007}}) {
@@ -266,8 +263,6 @@ void expectRankOrderEverywhere(const Comms& comms) {
       }
     }
   }
-  unsetenv("TRNCCL_ALGO");
-  unsetenv("TRNCCL_NCHANNELS");
   for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter, Coll::kReduce}) {
     for (const algorithms::Algorithm* a : algorithms::algorithmsFor(collective(coll))) {
       if (a->foldsInRankOrder) {
@@ -325,15 +320,16 @@ TEST(Deterministic, ThreeAndFiveRanksInAndOutOfPlace) {
 // ignored the mode).
 TEST(Deterministic, DefaultModeDiffers) {
   Comms comms(4, config("shm", "trn1.32xlarge", 0), {});
-  setenv("TRNCCL_ALGO", "ring", 1);
-  for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
-    for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter}) {
-      Outcome o = runAndCompare(comms, coll, type, 300007);
-      EXPECT_EQ(*o.planned.begin(), "ring");
-      EXPECT_GT(o.differing, 0u) << collName(coll);
+  {
+    ScopedTuning tuning(comms, "ring");
+    for (trncclDataType_t type : {trncclFloat32, trncclBfloat16}) {
+      for (Coll coll : {Coll::kAllReduce, Coll::kReduceScatter}) {
+        Outcome o = runAndCompare(comms, coll, type, 300007);
+        EXPECT_EQ(*o.planned.begin(), "ring");
+        EXPECT_GT(o.differing, 0u) << collName(coll);
+      }
     }
   }
-  unsetenv("TRNCCL_ALGO");
   // And what the tuner picks by itself for a large all-reduce differs too.
   EXPECT_GT(runAndCompare(comms, Coll::kAllReduce, trncclFloat32, 300007).differing, 0u);
 }
@@ -353,9 +349,7 @@ TEST(Deterministic, PlannerEnforcesTheDescriptorProperty) {
         a.nranks = 8;
         a.shape = view->shape;
         a.deterministic = true;
-        setenv("TRNCCL_ALGO", algo->name, 1);
-        auto c = plan::choose(a, view->links);
-        unsetenv("TRNCCL_ALGO");
+        auto c = plan::choose(a, view->links, plan::Overrides{algo->name, 0});
         ASSERT_TRUE(c.isOk()) << c.status().message();
         if (algorithms::reduces(coll)) {
           EXPECT_TRUE(c->algorithm->foldsInRankOrder) << c->algorithm->name;

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "api/handle.h"
 #include "comm/communicator.h"
 #include "support/ranks.h"
+#include "transports/shm/testing.h"
 
 namespace trnccl::testing {
 namespace {
@@ -128,10 +130,8 @@ TEST_F(PlanCache, EveryFieldOfTheSignatureMisses) {
   allReduce(3, kCount, false, trncclMax);
   expectDelta(before, 0, 1, "op");
   before = snapshot();
-  setenv("TRNCCL_ALGO", "ring", 1);
-  allReduce(4, kCount, false);
-  unsetenv("TRNCCL_ALGO");
-  expectDelta(before, 0, 1, "TRNCCL_ALGO");
+  allReduce(4, kCount, false);  // the first call's signature again (and base 4 in `a` below)
+  expectDelta(before, 1, 0, "first signature again");
   before = snapshot();
   // Datatype, collective, root and stream, each alone on the same buffers.
   ranks_.run([&](int r) {
@@ -156,6 +156,54 @@ TEST_F(PlanCache, EveryFieldOfTheSignatureMisses) {
   before = snapshot();
   allReduce(5, kCount - 1, false);  // planned before: still cached
   expectDelta(before, 1, 0, "repeat of an earlier signature");
+}
+
+// TRNCCL_ALGO, TRNCCL_NCHANNELS and TRNCCL_CHECK are read once per communicator, at init
+// (src/plan/overrides.h; a getenv per call cost ~30 % of a small call): set afterwards they
+// change nothing, not even a call planned anew; a communicator created afterwards sees them.
+TEST_F(PlanCache, TunerAndCheckVariablesAreReadAtInit) {
+  using transport::shm::testing::Event;
+  auto& shm = transport::shm::testing::counters();
+  int64_t ll0 = shm.get(Event::kLlMessages);
+  allReduce(0, kCount, false);
+  const int64_t llPerCall = shm.get(Event::kLlMessages) - ll0;
+  ASSERT_GT(llPerCall, 0);  // 256 bytes: the LL protocol, whose messages the check adds to
+  const std::string chosen = ranks_.comm(0)->impl->lastPlanned();
+  const std::string other = chosen == "ring" ? "mesh" : "ring";
+  setenv("TRNCCL_ALGO", other.c_str(), 1);
+  setenv("TRNCCL_NCHANNELS", "2", 1);
+  setenv("TRNCCL_CHECK", "1", 1);
+  auto before = snapshot();
+  ll0 = shm.get(Event::kLlMessages);
+  allReduce(1, kCount, false);
+  expectDelta(before, 1, 0, "same call after setenv");
+  EXPECT_EQ(shm.get(Event::kLlMessages) - ll0, llPerCall) << "TRNCCL_CHECK read per call?";
+  before = snapshot();
+  allReduce(2, kCount - 1, false);  // planned anew: still with the values of init
+  expectDelta(before, 0, 1, "new signature after setenv");
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(ranks_.comm(r)->impl->lastPlanned(), chosen) << "rank " << r;
+    EXPECT_FALSE(ranks_.comm(r)->impl->config().check) << "rank " << r;
+  }
+  {
+    Ranks fresh(kRanks);  // created with the variables set
+    for (int r = 0; r < kRanks; ++r) {
+      const comm::Config& config = fresh.comm(r)->impl->config();
+      EXPECT_EQ(config.tuning.algo, other) << "rank " << r;
+      EXPECT_EQ(config.tuning.channels, 2) << "rank " << r;
+      EXPECT_TRUE(config.check) << "rank " << r;
+    }
+    fresh.run([&](int r) {
+      ASSERT_EQ(trncclAllReduce(bufs_[r]->a, bufs_[r]->b, kCount, trncclFloat32, trncclSum,
+                                fresh.comm(r), fresh.stream(r)),
+                trncclSuccess);
+      ASSERT_EQ(trnrtStreamSynchronize(fresh.stream(r)), trnrtSuccess);
+      EXPECT_EQ(fresh.comm(r)->impl->lastPlanned(), other) << "rank " << r;
+    });
+  }
+  unsetenv("TRNCCL_ALGO");
+  unsetenv("TRNCCL_NCHANNELS");
+  unsetenv("TRNCCL_CHECK");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/ranks.h"
+#include "support/tuning.h"
 #include "transports/ofi/testing.h"
 
 namespace trnccl::testing {
@@ -81,8 +82,9 @@ size_t allReduce(Ranks& ranks, size_t count, bool inPlace, bool registered) {
 TEST(RegisterOfi, RegisteredHostBuffersSkipTheBounceRing) {
   const int n = 4;
   std::unique_ptr<Ranks> ranks = ofiRanks(n, false);
+  ScopedTuning tuning(*ranks);
   for (const char* algo : {"ring", ""}) {
-    if (*algo != 0) setenv("TRNCCL_ALGO", algo, 1);
+    tuning.set(algo);
     for (size_t count : {size_t{20001}, size_t{300001}}) {
       for (bool inPlace : {false, true}) {
         for (bool registered : {false, true}) {
@@ -105,7 +107,6 @@ TEST(RegisterOfi, RegisteredHostBuffersSkipTheBounceRing) {
       }
     }
   }
-  unsetenv("TRNCCL_ALGO");
 }
 
 // As efa would have it: the first registered call registers each rank's two buffers with its
@@ -116,7 +117,7 @@ TEST(RegisterOfi, MrLocalRegistersEachRangeOnceAndClosesItAfterDeregistration) {
   const size_t count = 70001;
   const size_t bytes = count * sizeof(float);
   std::unique_ptr<Ranks> ranks = ofiRanks(n, true);
-  setenv("TRNCCL_ALGO", "ring", 1);
+  ScopedTuning tuning(*ranks, "ring");
   std::vector<std::vector<float>> send(n, std::vector<float>(count));
   std::vector<std::vector<float>> recv(n, std::vector<float>(count));
   std::vector<void*> handles(2 * n);
@@ -155,7 +156,6 @@ TEST(RegisterOfi, MrLocalRegistersEachRangeOnceAndClosesItAfterDeregistration) {
   call();  // unregistered now: copied, and the stale registrations are closed on the way
   EXPECT_GT(ofiCount(OfiEvent::kCopiedPieces), copied0);
   EXPECT_EQ(ofiCount(OfiEvent::kLiveRegistrations), live0);
-  unsetenv("TRNCCL_ALGO");
 }
 
 }  // namespace

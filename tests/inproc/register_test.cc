@@ -1,11 +1,14 @@
 // trncclMemAlloc / trncclCommRegister over N ranks in one process: what the calls refuse, and
 // that registration changes the path, not the result. Same-process shm peers read a registered
-// piece in place (a pointer descriptor) whatever its size, so an all-reduce whose send and
-// receive buffers are registered copies nothing through the FIFOs (the shm counter of inline
-// records stays put), while the same call on unregistered buffers of the same size does.
+// piece in place (a pointer descriptor) from the registered floor up, an unregistered one only
+// from the zero-copy threshold (TRNCCL_SHM_ZCOPY_BYTES), so with the threshold raised an
+// all-reduce whose send and receive buffers are registered copies nothing through the FIFOs
+// (the shm counter of inline records stays put), while the same call on unregistered buffers
+// of the same size does.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,9 @@
 #include "api/handle.h"
 #include "support/api_cases.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 #include "transports/shm/testing.h"
+#include "transports/shm/zero_copy.h"
 
 namespace trnccl::testing {
 namespace {
@@ -63,17 +68,27 @@ TEST(Register, RefusesBadArgumentsWithAMessage) {
   EXPECT_NE(lastError().find("not memory of trncclMemAlloc"), std::string::npos) << lastError();
 }
 
-// Counts below the zero-copy threshold (every piece would go through the FIFO) and above the LL
-// protocol's (TRNCCL_SHM_LL_THRESHOLD, 512 B: messages that small are copied into LL lines,
-// registered or not, being faster so), out of place
-// and in place, under the ring and under the tuner's own choice: unregistered, the FIFOs carry
-// the payload; registered, no byte is copied through them and the result is the same.
+// Registered pieces go in place from the registered floor (transports/shm/zero_copy.h), the
+// default zero-copy threshold, even where TRNCCL_SHM_ZCOPY_BYTES keeps unregistered ones in the
+// FIFO: with the threshold raised above every piece, an all-reduce of full pipeline slices
+// (ring blocks of two slices, each at the floor) copies through the FIFOs unregistered, and
+// copies nothing registered, its pieces going by descriptor. Blocks below the floor are copied
+// either way (a descriptor would cost more than the copy). Out of place and in place, under
+// the ring and under the tuner's own choice.
 TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
+  using transport::shm::kRegisteredMinBytes;
   const int n = 4;
-  Ranks& ranks = Ranks::get(n);
+  setenv("TRNCCL_SHM_ZCOPY_BYTES", std::to_string(16 * kRegisteredMinBytes).c_str(), 1);
+  auto owned = std::make_unique<Ranks>(n);
+  unsetenv("TRNCCL_SHM_ZCOPY_BYTES");
+  const Ranks& ranks = *owned;
+  ASSERT_EQ(ranks.comm(0)->impl->sliceBytes(), kRegisteredMinBytes);
+  const size_t above = n * 2 * kRegisteredMinBytes / sizeof(float);  // blocks of 2 slices
+  const size_t below = n * (kRegisteredMinBytes / 2) / sizeof(float);
+  ScopedTuning tuning(ranks);
   for (const char* algo : {"ring", ""}) {
-    if (*algo != 0) setenv("TRNCCL_ALGO", algo, 1);
-    for (size_t count : {size_t{1000}, size_t{20001}}) {
+    tuning.set(algo);
+    for (size_t count : {above, below}) {
       for (bool inPlace : {false, true}) {
         for (bool registered : {false, true}) {
           SCOPED_TRACE(::testing::Message()
@@ -89,7 +104,7 @@ TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
           for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], 0u) << "rank " << r;
           const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
           const int64_t inPlaceReads = shmCount(ShmEvent::kRegisteredPieces) - reg0;
-          if (registered) {
+          if (registered && count == above) {
             EXPECT_EQ(copied, 0);
             EXPECT_GT(inPlaceReads, 0);
           } else {
@@ -100,7 +115,6 @@ TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
       }
     }
   }
-  unsetenv("TRNCCL_ALGO");
 }
 
 // Pieces read in place are read later than copies would be: every all-reduce algorithm must
@@ -109,9 +123,10 @@ TEST(Register, RegisteredBuffersSkipTheFifoCopies) {
 TEST(Register, EveryAllReduceAlgorithmIsRightOnRegisteredBuffers) {
   for (int n : {3, 4}) {
     Ranks& ranks = Ranks::get(n);
+    ScopedTuning tuning(ranks);
     for (const algorithms::Algorithm* a :
          algorithms::algorithmsFor(algorithms::Collective::kAllReduce)) {
-      setenv("TRNCCL_ALGO", a->name, 1);
+      tuning.set(a->name);
       for (size_t count : {size_t{7}, size_t{1000}, size_t{70001}}) {
         for (bool inPlace : {false, true}) {
           std::vector<size_t> bad(n);
@@ -127,7 +142,6 @@ TEST(Register, EveryAllReduceAlgorithmIsRightOnRegisteredBuffers) {
       }
     }
   }
-  unsetenv("TRNCCL_ALGO");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "comm/communicator.h"
 #include "support/api_cases.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 #include "transports/shm/testing.h"
 
 namespace trnccl::testing {
@@ -47,9 +48,9 @@ size_t runAllGather(trncclComm_t comm, trnrtStream_t stream, int r, int n, size_
 }
 
 TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
-  setenv("TRNCCL_ALGO", "ring", 1);
   for (int n : {2, 3, 4, 5}) {
     Ranks& ranks = Ranks::get(n);
+    ScopedTuning tuning(ranks, "ring");
     const size_t slice = ranks.comm(0)->impl->sliceBytes() / sizeof(float);
     struct Case {
       size_t count;
@@ -80,7 +81,6 @@ TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
       }
     }
   }
-  unsetenv("TRNCCL_ALGO");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "mpi_env.h"
 #include "support/api_cases.h"
 #include "transports/shm/testing.h"
+#include "transports/shm/zero_copy.h"
 
 namespace trnccl::testing {
 namespace {
@@ -78,47 +79,63 @@ bool peersOnShm() {
          std::getenv("TRNCCL_EMU_RANKS_PER_NODE") == nullptr;
 }
 
-// Registered buffers across processes: same-host peers read registered pieces of every size in
-// place (device arenas mapped from the peer process, or process_vm_readv), so the result must
-// not depend on a FIFO copy having been taken, and the FIFOs must carry no payload. Each
-// process counts its own shm paths (the counters of transports/shm/testing.h, which libtrnccl
-// keeps per process): under the ring, forced here (its pieces of 1000 and 70001 floats are above
-// the LL protocol's 512 B, which copies registered or not), the unregistered calls copy through
-// the FIFOs and the registered ones copy nothing and send pieces by descriptor. If registration
-// were ignored, the registered calls would copy as the others do.
+// Registered buffers across processes: same-host peers read registered pieces in place from
+// the registered floor up (device arenas mapped from the peer process, or process_vm_readv),
+// the default zero-copy threshold (transports/shm/zero_copy.h), even where
+// TRNCCL_SHM_ZCOPY_BYTES keeps unregistered ones in the FIFO, so the result must not depend on
+// a FIFO copy having been taken, and the FIFOs must carry no payload of a registered piece at
+// the floor. Each process counts its own shm paths (the counters of transports/shm/testing.h,
+// which libtrnccl keeps per process): on a communicator made with the threshold raised above
+// every piece and the ring forced, all-reduces of full pipeline slices (ring blocks of two)
+// copy through the FIFOs unregistered, and registered copy nothing and send pieces by
+// descriptor; a call of 1 element and one of half-slice blocks copy either way. If
+// registration were ignored, the registered calls would copy as the others do.
 TEST(MpiParity, RegisteredBuffers) {
+  using transport::shm::kRegisteredMinBytes;
+  const size_t n = static_cast<size_t>(worldSize);
+  const size_t above = n * 2 * kRegisteredMinBytes / sizeof(float);
+  const size_t below = n * (kRegisteredMinBytes / 2) / sizeof(float);
+  // The communicator reads TRNCCL_ALGO and the transports' variables when it is created (a
+  // split with a config does, not inheriting worldComm's).
   const char* forced = std::getenv("TRNCCL_ALGO");
   const std::string saved = forced != nullptr ? forced : "";
   setenv("TRNCCL_ALGO", "ring", 1);
-  int64_t copiedUnregistered = 0, registeredPieces = 0;
-  for (size_t count : {size_t{1}, size_t{1000}, size_t{70001}}) {
-    for (bool inPlace : {false, true}) {
-      for (bool registered : {false, true}) {
-        const int64_t inline0 = shmCount(ShmEvent::kInlineRecords);
-        const int64_t reg0 = shmCount(ShmEvent::kRegisteredPieces);
-        size_t bad = runRegisteredAllReduce(worldComm, worldStream, worldRank, worldSize,
-                                            trncclFloat32, count, inPlace, registered);
-        EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "")
-                                           << (registered ? " registered" : "");
-        const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
-        const int64_t pieces = shmCount(ShmEvent::kRegisteredPieces) - reg0;
-        if (registered) {
-          EXPECT_EQ(copied, 0) << "rank " << worldRank << " count " << count
-                               << (inPlace ? " in place" : "")
-                               << ": FIFO copies of registered pieces";
-          registeredPieces += pieces;
-        } else {
-          EXPECT_EQ(pieces, 0) << "rank " << worldRank << " count " << count;
-          copiedUnregistered += copied;
-        }
-      }
-    }
-  }
+  setenv("TRNCCL_SHM_ZCOPY_BYTES", std::to_string(16 * kRegisteredMinBytes).c_str(), 1);
+  trncclConfig_t config = TRNCCL_CONFIG_INITIALIZER;
+  trncclComm_t ring = nullptr;
+  ASSERT_EQ(trncclCommSplit(worldComm, 0, worldRank, &ring, &config), trncclSuccess);
+  unsetenv("TRNCCL_SHM_ZCOPY_BYTES");
   if (saved.empty()) {
     unsetenv("TRNCCL_ALGO");
   } else {
     setenv("TRNCCL_ALGO", saved.c_str(), 1);
   }
+  int64_t copiedUnregistered = 0, registeredPieces = 0;
+  for (size_t count : {size_t{1}, below, above}) {
+    for (bool inPlace : {false, true}) {
+      for (bool registered : {false, true}) {
+        const int64_t inline0 = shmCount(ShmEvent::kInlineRecords);
+        const int64_t reg0 = shmCount(ShmEvent::kRegisteredPieces);
+        size_t bad = runRegisteredAllReduce(ring, worldStream, worldRank, worldSize, trncclFloat32,
+                                            count, inPlace, registered);
+        EXPECT_EQ(totalOverRanks(bad), 0u) << "count " << count << (inPlace ? " in place" : "")
+                                           << (registered ? " registered" : "");
+        const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
+        const int64_t pieces = shmCount(ShmEvent::kRegisteredPieces) - reg0;
+        if (registered && count == above) {
+          EXPECT_EQ(copied, 0) << "rank " << worldRank << " count " << count
+                               << (inPlace ? " in place" : "")
+                               << ": FIFO copies of registered pieces";
+          registeredPieces += pieces;
+        } else {
+          EXPECT_EQ(pieces, 0) << "rank " << worldRank << " count " << count
+                               << (registered ? " registered, below the floor" : "");
+          if (!registered) copiedUnregistered += copied;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(trncclCommDestroy(ring), trncclSuccess);
   if (peersOnShm()) {
     EXPECT_GT(copiedUnregistered, 0) << "rank " << worldRank << ": unregistered calls copied "
                                      << "nothing through the FIFOs (counters not seen?)";

@@ -7,7 +7,9 @@
 // Usage: multihost_rank <rank> <nranks> [algos=default,ring,...] [counts=1,4099,...]
 //                       [watchdog=<s>]
 // "default" leaves TRNCCL_ALGO unset (the tuner chooses); any other name forces that algorithm
-// for all three collectives (TRNCCL_ALGO is read per call, src/plan/planner.cc). All-reduce
+// for all three collectives. A communicator reads TRNCCL_ALGO once, at its creation
+// (src/plan/overrides.h), so each setting runs on a communicator split off with a config of
+// its own (one without a config would inherit the parent's setting). All-reduce
 // uses `count` elements; all-gather sends and reduce-scatter receives ceil(count / nranks) per
 // rank, so the three move about the same bytes and odd counts stay odd.
 //
@@ -181,20 +183,25 @@ int main(int argc, char** argv) {
   }
   say("READY " + std::to_string(w.rank));
   for (const std::string& algo : splitList(opt("algos", "default,ring"))) {
-    // Set only between synchronized calls: nothing of trnccl's reads the environment then.
     if (algo == "default") {
       unsetenv("TRNCCL_ALGO");
     } else {
       std::string spec = "allreduce:" + algo + ";allgather:" + algo + ";reducescatter:" + algo;
       setenv("TRNCCL_ALGO", spec.c_str(), 1);
     }
+    World forced = w;
+    trncclConfig_t config = TRNCCL_CONFIG_INITIALIZER;
+    if (trncclCommSplit(w.comm, 0, w.rank, &forced.comm, &config) != trncclSuccess) {
+      fail("trncclCommSplit for " + algo, w.comm);
+    }
     for (const std::string& c : splitList(opt("counts", "1,4099,1048579"))) {
       size_t count = std::strtoull(c.c_str(), nullptr, 10);
       size_t per = (count + static_cast<size_t>(w.nranks) - 1) / static_cast<size_t>(w.nranks);
-      allReduce(w, algo, count);
-      allGather(w, algo, per);
-      reduceScatter(w, algo, per);
+      allReduce(forced, algo, count);
+      allGather(forced, algo, per);
+      reduceScatter(forced, algo, per);
     }
+    if (trncclCommDestroy(forced.comm) != trncclSuccess) fail("trncclCommDestroy " + algo);
   }
   if (trncclCommDestroy(w.comm) != trncclSuccess) fail("trncclCommDestroy");
   trnrtStreamDestroy(w.stream);

@@ -1,18 +1,19 @@
-// One collective case with an algorithm forced through TRNCCL_ALGO, on N in-process ranks of a
-// given topology: the forced algorithm must be the one planned, every rank's output must match
-// the independent reference, and where all ranks must agree their bytes must be identical.
-// Shared by the suites that force algorithms (tests/inproc/algorithms_test.cc, fabric_test.cc).
+// One collective case with an algorithm forced as TRNCCL_ALGO would (support/tuning.h), on N
+// in-process ranks of a given topology: the forced algorithm must be the one planned, every rank's
+// output must match the independent reference, and where all ranks must agree their bytes must be
+// identical. Shared by the suites that force algorithms (tests/inproc/algorithms_test.cc,
+// fabric_test.cc).
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "api/handle.h"
 #include "support/collective_cases.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 
 namespace trnccl::testing {
 
@@ -30,14 +31,15 @@ inline std::string algoCaseName(const ::testing::TestParamInfo<AlgoCase>& info) 
 inline void expectForcedMatchesReference(const AlgoCase& p) {
   const Case& c = p.c;
   Ranks& ranks = Ranks::get(c.nranks, p.ranksPerInstance, p.topology);
-  setenv("TRNCCL_ALGO", p.algo.c_str(), 1);
   std::vector<std::vector<unsigned char>> out(c.nranks);
   std::vector<std::string> planned(c.nranks);
-  ranks.run([&](int r) {
-    out[r] = runOnRank(c, r, ranks.comm(r), ranks.stream(r));
-    planned[r] = ranks.comm(r)->impl->lastPlanned();
-  });
-  unsetenv("TRNCCL_ALGO");
+  {
+    ScopedTuning tuning(ranks, p.algo);
+    ranks.run([&](int r) {
+      out[r] = runOnRank(c, r, ranks.comm(r), ranks.stream(r));
+      planned[r] = ranks.comm(r)->impl->lastPlanned();
+    });
+  }
   if (c.count > 0) {
     EXPECT_EQ(planned[0], p.algo);
   }

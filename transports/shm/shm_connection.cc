@@ -151,14 +151,17 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
 
   Record record;
   size_t taken = offered;
-  // A registered piece stays where it is however small (the user keeps it in place until
-  // deregistering); others only from the zero-copy threshold up, and by CMA from kCmaMinBytes.
+  // A piece goes by descriptor from the zero-copy threshold up, by CMA from kCmaMinBytes; a
+  // registered one (the user keeps it in place until deregistering) from the registered floor,
+  // by CMA too (zero_copy.h: kRegisteredMinBytes, and why a floor).
+  const size_t registeredFloor = std::min(link_.zcopyBytes, kRegisteredMinBytes);
   const bool small = offered < std::max(link_.zcopyBytes, kCmaMinBytes);
-  const bool registered = link_.zcopyBytes != 0 && small && link_.registered != nullptr &&
-                          link_.registered->covers(src, offered);
+  const bool registered = link_.zcopyBytes != 0 && small && offered >= registeredFloor &&
+                          link_.registered != nullptr && link_.registered->covers(src, offered);
   bool byDescriptor = link_.zcopyBytes != 0 && (offered >= link_.zcopyBytes || registered) &&
                       describe(src, offered, registered || !small, record);
-  if (byDescriptor && registered && offered < link_.zcopyBytes) {
+  if (byDescriptor && registered &&
+      (offered < link_.zcopyBytes || record.kind == static_cast<uint32_t>(RecordKind::kCma))) {
     testing::counters().add(testing::Event::kRegisteredPieces);
   }
   if (!byDescriptor) {

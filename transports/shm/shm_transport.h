@@ -10,7 +10,8 @@
 //   TRNCCL_SHM_ZCOPY_BYTES pieces of at least this many bytes go by descriptor instead of
 //                          being copied through the FIFO. Default 64 KiB, the collectives'
 //                          pipeline slice (zero_copy.h); host memory of another process goes by
-//                          process_vm_readv from 256 KiB only. 0 disables.
+//                          process_vm_readv from 256 KiB only. 0 disables. A piece of a
+//                          registered buffer goes from min(this, 64 KiB) (kRegisteredMinBytes).
 //   TRNCCL_SHM_CMA         0 forbids process_vm_readv of peers' host memory (default 1).
 //   TRNCCL_SHM_ARENA_MAP   0 forbids mapping peers' device arenas (default 1).
 //   TRNCCL_SHM_LL_THRESHOLD messages of 1 .. this many bytes go by the low-latency protocol

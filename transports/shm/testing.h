@@ -17,7 +17,7 @@ enum class Event {
   kPointerDescriptors,  // same-process zero-copy
   kArenaDescriptors,    // device arena mapped from a peer process
   kCmaDescriptors,      // process_vm_readv from a peer process
-  kRegisteredPieces,    // sent by descriptor below the threshold: registered (sender's count)
+  kRegisteredPieces,    // sent by descriptor only because registered (sender's count)
   kLlMessages,          // small messages by the LL protocol (ll.h)
   kCount
 };

@@ -30,6 +30,17 @@ namespace trnccl::transport::shm {
 // (It was 256 KiB, above the slice: nothing but an unsliced send ever went in place.)
 inline constexpr size_t kDefaultZcopyBytes = 64 << 10;
 
+// A registered piece (trncclCommRegister) goes by descriptor from this size up: the default
+// zero-copy threshold, also when TRNCCL_SHM_ZCOPY_BYTES raises the threshold of unregistered
+// pieces (registering asks for in-place reads; a lower threshold lowers this floor too). Below
+// it the FIFO is faster: a descriptor makes the sender wait for the receiver's acknowledgement
+// before the call may complete (quiet machine, 2 ranks, -R 1 against -R 0: 1 KiB 2x slower,
+// 8 KiB 17-19 against 12-15 us, 64 KiB 28-32 against 31-36 us; transports/shm/README.md).
+// Where registration still matters: host memory of another process between the threshold and
+// kCmaMinBytes (process_vm_readv for a registered piece only), and pieces above the floor
+// when the threshold was raised.
+inline constexpr size_t kRegisteredMinBytes = kDefaultZcopyBytes;
+
 // Cross-memory attach is not one copy but two (the kernel's into a scratch buffer, then the
 // consumer's), like the FIFO, only both on the receiver: a host piece goes by CMA from this
 // size (or the threshold, if larger) only, a registered one whatever its size.
