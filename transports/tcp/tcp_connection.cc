@@ -179,38 +179,27 @@ size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consu
 }
 
 Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
-  size_t handed = 0;
-  while (!recv_.complete() && handed < max) {
-    Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
-    if (!headerSeen_) {
-      Result<bool> read = readHeader(chunk, false);
-      if (!read) return read.status();
-      if (!*read) {
-        TRN_TRY(starved(chunk.stream, sizeof(FrameHeader)));
-        break;
-      }
-    }
-    size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recv_.moved());
-    size_t n = handOut(chunk.stream, want, consume);
-    if (n == 0) {
-      TRN_TRY(starved(chunk.stream, 1));
-      break;
-    }
-    handed += n;
-    recv_.advance(n);
-    if (recv_.moved() == chunk.offset + chunk.bytes) headerSeen_ = false;
-  }
-  return handed;
+  return receive(max, &consume, nullptr);
 }
 
 // Like recvSome with a consumer that copies to dst + offset, but the payload of a chunk of at
 // least kDirectReadBytes is read from the socket straight into dst: the staging ring and its
 // copy are skipped (smaller chunks take the ring, where header and payload come in one read).
 Result<size_t> TcpConnection::recvInto(std::byte* dst, size_t max) {
+  return receive(max, nullptr, dst);
+}
+
+// recvSome (`consume`) or recvInto (`dst`).
+Result<size_t> TcpConnection::receive(size_t max, const Consumer* consume, std::byte* dst) {
+  Consumer copy;
+  if (consume == nullptr) {
+    copy = [dst](size_t off, const std::byte* p, size_t k) { std::memcpy(dst + off, p, k); };
+    consume = &copy;
+  }
   size_t handed = 0;
   while (!recv_.complete() && handed < max) {
     Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
-    const bool alone = chunk.bytes >= kDirectReadBytes;
+    const bool alone = dst != nullptr && chunk.bytes >= kDirectReadBytes;
     if (!headerSeen_) {
       Result<bool> read = readHeader(chunk, alone);
       if (!read) return read.status();
@@ -221,9 +210,7 @@ Result<size_t> TcpConnection::recvInto(std::byte* dst, size_t max) {
     }
     size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recv_.moved());
     size_t n = alone ? link_->readInto(chunk.stream, dst + recv_.moved(), want)
-                     : handOut(chunk.stream, want, [dst](size_t off, const std::byte* p, size_t k) {
-                         std::memcpy(dst + off, p, k);
-                       });
+                     : handOut(chunk.stream, want, *consume);
     if (n == 0) {
       TRN_TRY(starved(chunk.stream, 1));
       break;

@@ -61,6 +61,7 @@ class TcpConnection final : public Connection {
   Chunk chunkAt(uint64_t position, uint64_t messageBytes) const;
 
   size_t stage(size_t stream, const std::byte* src, size_t bytes);
+  Result<size_t> receive(size_t max, const Consumer* consume, std::byte* dst);
   Result<bool> readHeader(const Chunk& chunk, bool alone);
   Status checkHeader(const FrameHeader& header, const Chunk& chunk) const;
   size_t handOut(size_t stream, size_t bytes, const Consumer& consume);
