@@ -40,7 +40,10 @@ class DoorbellSleeper {
 // producer rings only then), polls once more and sleeps at most `maxSleep`; until done() holds.
 template <typename Done, typename Announce>
 void sleepUntil(Doorbell& bell, std::chrono::microseconds maxSleep, Done done, Announce announce) {
-  Backoff backoff;
+  // One yield budget per calling thread and wait site (each instantiation has its own): a
+  // stream worker's idle wait for work must not shrink the budget of its waits for peers.
+  thread_local YieldBudget budget;
+  Backoff backoff(WaitPolicy::process(), &budget);
   while (!done()) {
     if (backoff.next()) continue;
     const uint32_t seen = bell.snapshot();

@@ -1,7 +1,6 @@
 #include "common/wait.h"
 
 #include <linux/futex.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -11,9 +10,6 @@
 
 namespace trnccl {
 namespace {
-
-constexpr int kSpinPolls = 64;   // polls with a pause between them
-constexpr int kYieldPolls = 16;  // then polls with sched_yield
 
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
   // Not FUTEX_PRIVATE: the word may live in a segment shared with other processes.
@@ -46,21 +42,6 @@ void Doorbell::sleep(uint32_t seen, std::chrono::microseconds max) {
   word->sleepers.fetch_add(1, std::memory_order_seq_cst);
   futex(&word->seq, FUTEX_WAIT, seen, &ts);
   word->sleepers.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-bool Backoff::next() {
-  ++idle_;
-  if (idle_ <= kSpinPolls) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    return true;
-  }
-  if (idle_ <= kSpinPolls + kYieldPolls) {
-    sched_yield();
-    return true;
-  }
-  return false;
 }
 
 }  // namespace trnccl

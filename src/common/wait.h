@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "common/backoff.h"  // Backoff: the spin, yield, then block policy of every wait
+
 namespace trnccl {
 
 using Clock = std::chrono::steady_clock;
@@ -67,17 +69,6 @@ class Doorbell {
   DoorbellWord own_;
   std::shared_ptr<const void> keepAlive_;  // the mapping word_ points into, if not own_
   std::atomic<DoorbellWord*> word_;
-};
-
-// Spin-then-block policy for a polling loop: call reset() after progress and next() when none
-// was made; next() returns true while the loop should keep polling without sleeping.
-class Backoff {
- public:
-  void reset() { idle_ = 0; }
-  bool next();
-
- private:
-  int idle_ = 0;
 };
 
 }  // namespace trnccl

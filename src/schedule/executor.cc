@@ -225,7 +225,8 @@ Status checkLinks(const ExecContext& ctx) {
 template <typename Poll, typename Ready>
 Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll poll,
                      Ready ready) {
-  Backoff backoff;
+  thread_local YieldBudget budget;  // this worker's waits for peers (common/backoff.h)
+  Backoff backoff(WaitPolicy::process(), &budget);
   auto nextPeerCheck = Clock::time_point::min();  // set at the first clock read
   int peerChecks = 0;
   unsigned idlePolls = 0;

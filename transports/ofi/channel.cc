@@ -53,21 +53,29 @@ Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(send_.begin(tag, bytes));
   sendInline_ = bytes != 0 && bytes <= kInlineBytes;
   headerPending_ = bytes != 0;
+  sendMessages_ += bytes != 0 ? 1 : 0;
   return Status::ok();
 }
 
+Header Channel::header(uint32_t flags) const {
+  Header header;
+  header.flags = flags;
+  header.tag = send_.tag();
+  header.bytes = send_.bytes();
+  header.message = sendMessages_ - 1;
+  return header;
+}
+
+// The header of an inline message, with its payload.
 Status Channel::postHeader() {
   if (headerSeq_ - headersDone_ >= kSendHeaders) return Status::ok();  // still pending
   auto index = static_cast<uint32_t>(headerSeq_ % kSendHeaders);
-  Header header;
-  header.flags = sendInline_ ? kInline : 0;
-  header.tag = send_.tag();
-  header.bytes = send_.bytes();
-  std::memcpy(headerMemory(index), &header, kHeaderBytes);
+  const Header inlined = header(kInline);
+  std::memcpy(headerMemory(index), &inlined, kHeaderBytes);
   Op& op = headerOps_[index];
   op.buffer = headerMemory(index);
-  op.bytes = kHeaderBytes + (sendInline_ ? send_.bytes() : 0);
-  if (sendInline_) testing::counters().add(testing::Event::kInlineMessages);
+  op.bytes = kHeaderBytes + send_.bytes();
+  testing::counters().add(testing::Event::kInlineMessages);
   op.desc = headers_.desc();
   op.address = config_.address;
   op.tag = wireTag(WireKind::kHeader, config_.self, headerSeq_);
@@ -119,30 +127,40 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   size_t offered = send_.clamp(bytes);
   if (offered == 0) return size_t{0};
   if (sendInline_) return copyInline(src, offered);
-  if (headerPending_) {
-    TRN_TRY(postHeader());
-    if (headerPending_) return size_t{0};
-  }
   TRN_TRY(ensureSendRing());
   const auto* from = static_cast<const std::byte*>(src);
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
+    // The first piece starts with the header; one read in place follows the header alone.
+    const size_t lead = headerPending_ ? kHeaderBytes : 0;
     size_t want = std::min(offered - taken, config_.pieceBytes);
+    if (lead != 0 && inPlace(from + taken, want)) want = 0;
     auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
     Op& op = pieceOps_[index];
     size_t got = want;
-    Result<bool> zeroCopy = prepareZeroCopy(index, from + taken, want);
+    Result<bool> zeroCopy =
+        want == 0 ? Result<bool>(false) : prepareZeroCopy(index, from + taken, want);
     if (!zeroCopy) return zeroCopy.status();
     if (!*zeroCopy) {
-      size_t offset = reserve(want, got);
+      size_t offset = reserve(lead + want, got);
       if (got == 0) break;
-      std::memcpy(ring_.data() + offset, from + taken, got);
-      op.buffer = ring_.data() + offset;
+      std::byte* at = ring_.data() + offset;
+      if (lead != 0) {
+        const Header leads = header(kLeads);
+        std::memcpy(at, &leads, kHeaderBytes);
+        if (got > lead) testing::counters().add(testing::Event::kLeadingHeaders);
+      }
+      got -= lead;
+      std::memcpy(at + lead, from + taken, got);
+      op.buffer = at;
       op.desc = ring_.desc();
+      headerPending_ = false;
     }
-    testing::counters().add(*zeroCopy ? testing::Event::kZeroCopyPieces
-                                      : testing::Event::kCopiedPieces);
-    op.bytes = got;
+    if (got != 0) {
+      testing::counters().add(*zeroCopy ? testing::Event::kZeroCopyPieces
+                                        : testing::Event::kCopiedPieces);
+    }
+    op.bytes = lead + got;
     op.address = config_.address;
     op.tag = wireTag(WireKind::kData, config_.self, pieceSeq_);
     pieces_[index].done = false;
@@ -167,15 +185,20 @@ Result<size_t> Channel::copyInline(const void* src, size_t bytes) {
   return bytes;
 }
 
-Result<bool> Channel::prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes) {
+bool Channel::inPlace(const std::byte* src, size_t bytes) const {
   // A registered piece stays where it is however small: the user keeps it mapped and unchanged
   // until deregistering, and the call returns only after sendDone().
+  if (config_.registered != nullptr && config_.registered->covers(src, bytes)) return true;
+  return config_.zcopyBytes != 0 && bytes >= config_.zcopyBytes;
+}
+
+Result<bool> Channel::prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes) {
   MrCache* cache = endpoint_.mrCache();
   if (cache != nullptr && config_.registered != nullptr) {
     cache->dropDeregistered(*config_.registered);
   }
+  if (!inPlace(src, bytes)) return false;
   const bool registered = config_.registered != nullptr && config_.registered->covers(src, bytes);
-  if (!registered && (config_.zcopyBytes == 0 || bytes < config_.zcopyBytes)) return false;
   Op& op = pieceOps_[index];
   Piece& piece = pieces_[index];
   op.desc = nullptr;  // what a provider without FI_MR_LOCAL gets
@@ -200,7 +223,7 @@ void Channel::releaseRegistration(Piece& piece) {
 
 Result<bool> Channel::sendDone() {
   TRN_TRY(error_);
-  if (headerPending_ && send_.complete()) TRN_TRY(postHeader());
+  if (sendInline_ && headerPending_ && send_.complete()) TRN_TRY(postHeader());
   // Done means completed: zero-copy pieces read the source until then, and with manual
   // progress nothing leaves this rank unless it keeps polling.
   return send_.complete() && !headerPending_ && !sending();
@@ -223,8 +246,8 @@ Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {
 
 Status Channel::postRecvData(uint32_t slot, uint64_t seq) {
   Op& op = slotOps_[slot];
-  op.buffer = slots_.data() + size_t{slot} * config_.pieceBytes;
-  op.bytes = config_.pieceBytes;
+  op.buffer = slotMemory(slot);
+  op.bytes = slotStride();
   op.desc = slots_.desc();
   op.address = FI_ADDR_UNSPEC;
   op.tag = wireTag(WireKind::kData, config_.peer, seq);
@@ -234,8 +257,8 @@ Status Channel::postRecvData(uint32_t slot, uint64_t seq) {
 
 Status Channel::ensureRecvSlots() {
   if (slots_) return Status::ok();
-  Result<RegisteredBuffer> slots = RegisteredBuffer::allocate(
-      endpoint_.registrationDomain(), config_.recvSlots * config_.pieceBytes);
+  Result<RegisteredBuffer> slots =
+      RegisteredBuffer::allocate(endpoint_.registrationDomain(), config_.recvSlots * slotStride());
   if (!slots) return slots.status();
   slots_ = std::move(*slots);
   for (uint32_t slot = 0; slot < config_.recvSlots; ++slot) {
@@ -248,40 +271,82 @@ Status Channel::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(recv_.begin(tag, bytes));
   headerChecked_ = bytes == 0;
+  recvMessages_ += bytes != 0 ? 1 : 0;
   if (bytes > kInlineBytes) TRN_TRY(ensureRecvSlots());
   return Status::ok();
 }
 
-Status Channel::checkHeader() {
-  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
-  size_t arrived = recvHeaderBytes_[slot];
-  if (arrived == kNotArrived) return Status::ok();
+Status Channel::checkFields(const std::byte* at, size_t arrived, uint32_t flags) {
   Header header;
-  std::memcpy(&header, headerMemory(kSendHeaders + slot), kHeaderBytes);
-  const bool inlined = (header.flags & kInline) != 0;
-  if (arrived < kHeaderBytes || header.magic != kHeaderMagic ||
-      inlined != (header.bytes <= kInlineBytes) ||
-      arrived != kHeaderBytes + (inlined ? header.bytes : 0)) {
+  if (arrived >= kHeaderBytes) std::memcpy(&header, at, kHeaderBytes);
+  const size_t payload = arrived >= kHeaderBytes ? arrived - kHeaderBytes : 0;
+  if (arrived < kHeaderBytes || header.magic != kHeaderMagic || header.flags != flags ||
+      (header.bytes <= kInlineBytes) != (flags == kInline) ||
+      (flags == kInline ? payload != header.bytes : payload > header.bytes)) {
     return Status(Code::kInternalError,
                   fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
                               "(expected tag {:#x} and {} bytes)",
                               config_.peer, arrived, header.magic, recv_.tag(), recv_.bytes()),
                   config_.peer);
   }
-  if (header.tag != recv_.tag() || header.bytes != recv_.bytes()) {
-    return Status(Code::kInternalError,
-                  fmt::format("ofi: message from rank {} has tag {:#x} and {} bytes, expected "
-                              "tag {:#x} and {} bytes",
-                              config_.peer, header.tag, header.bytes, recv_.tag(), recv_.bytes()),
-                  config_.peer);
+  if (header.tag != recv_.tag() || header.bytes != recv_.bytes() ||
+      header.message != recvMessages_ - 1) {
+    return mismatch(header);
   }
   headerChecked_ = true;
-  if (inlined) {
-    recvInline_ = true;  // the slot is reposted once the message was consumed
-    return Status::ok();
+  return Status::ok();
+}
+
+Status Channel::mismatch(const Header& header) const {
+  return Status(Code::kInternalError,
+                fmt::format("ofi: message #{} from rank {} has tag {:#x} and {} bytes, expected "
+                            "#{} with tag {:#x} and {} bytes",
+                            header.message, config_.peer, header.tag, header.bytes,
+                            recvMessages_ - 1, recv_.tag(), recv_.bytes()),
+                config_.peer);
+}
+
+Status Channel::crossCheck(bool inlineExpected) {
+  const std::byte* at = nullptr;
+  size_t arrived = kNotArrived;
+  if (!inlineExpected) {
+    auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
+    at = headerMemory(kSendHeaders + slot);
+    arrived = recvHeaderBytes_[slot];
+  } else if (slots_) {  // without slots, no piece can have arrived
+    auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
+    at = slotMemory(slot);
+    arrived = slotBytes_[slot];
   }
-  ++recvHeaderSeq_;
-  return postRecvHeader(slot, recvHeaderSeq_ + kRecvHeaders - 1);
+  if (arrived == kNotArrived || arrived < kHeaderBytes) return Status::ok();
+  Header header;
+  std::memcpy(&header, at, kHeaderBytes);
+  // Messages go in order: the other stream holding this one means the sender chose the other.
+  if (header.magic == kHeaderMagic && header.message == recvMessages_ - 1) return mismatch(header);
+  return Status::ok();
+}
+
+Status Channel::checkHeader() {
+  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
+  size_t arrived = recvHeaderBytes_[slot];
+  if (arrived == kNotArrived) return crossCheck(true);
+  TRN_TRY(checkFields(headerMemory(kSendHeaders + slot), arrived, kInline));
+  recvInline_ = true;  // the slot is reposted once the message was consumed
+  return Status::ok();
+}
+
+Status Channel::checkLeadingPiece() {
+  auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
+  size_t arrived = slotBytes_[slot];
+  if (arrived == kNotArrived) return crossCheck(false);
+  TRN_TRY(checkFields(slotMemory(slot), arrived, kLeads));
+  slotConsumed_ = kHeaderBytes;
+  if (arrived == kHeaderBytes) {  // the header alone: pieces read in place follow
+    slotConsumed_ = 0;
+    ++recvPieceSeq_;
+    TRN_TRY(postRecvData(slot, recvPieceSeq_ + config_.recvSlots - 1));
+  }
+  return Status::ok();
 }
 
 Result<size_t> Channel::consumeInline(size_t max, const Consumer& consume) {
@@ -301,7 +366,7 @@ Result<size_t> Channel::consumeInline(size_t max, const Consumer& consume) {
 Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
   TRN_TRY(error_);
   if (!headerChecked_) {
-    TRN_TRY(checkHeader());
+    TRN_TRY(recv_.bytes() <= kInlineBytes ? checkHeader() : checkLeadingPiece());
     if (!headerChecked_) return size_t{0};
   }
   if (recvInline_) return consumeInline(max, consume);
@@ -318,7 +383,7 @@ Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
                     config_.peer);
     }
     size_t n = std::min(arrived - slotConsumed_, max - handed);
-    consume(recv_.moved(), slots_.data() + size_t{slot} * config_.pieceBytes + slotConsumed_, n);
+    consume(recv_.moved(), slotMemory(slot) + slotConsumed_, n);
     slotConsumed_ += n;
     recv_.advance(n);
     handed += n;

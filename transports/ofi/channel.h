@@ -3,13 +3,16 @@
 //
 // Sending copies each offered piece into a bounce ring (sendRingBytes, allocated on first use)
 // and posts it with fi_tsend at once; sendSome() takes bytes while the ring has room, so a
-// sender can hand over a ring's worth before the peer receives anything. The source buffer is
-// never needed after sendSome() returns. Ring space frees as send completions arrive, in order.
+// sender can hand over a ring's worth before the peer receives anything. The first piece of a
+// message starts with its header (wire.h kLeads), so a message up to the piece size is one
+// send. The source buffer is never needed after sendSome() returns. Ring space frees as send
+// completions arrive, in order.
 // sendDone() still waits for every completion of the connection: a provider with manual
 // progress moves bytes only while this rank polls, and the executor polls until sendDone().
 // Pieces of at least zcopyBytes, and pieces of any size inside a buffer registered with the
 // communicator (trncclCommRegister), skip the ring: fi_tsend reads the caller's buffer in
-// place (allowed, since the source may be read until sendDone()). A provider that does not ask
+// place (allowed, since the source may be read until sendDone()); such a message's header goes
+// alone, as a piece of its own, ahead of them. A provider that does not ask
 // for local registration gets no descriptor. One that does (FI_MR_LOCAL, or
 // TRNCCL_OFI_MR_LOCAL=1) gets the descriptor of the endpoint's cached registration
 // (mr_cache.h) when the piece is device memory or registered host memory, pinned until the
@@ -21,9 +24,10 @@
 //
 // Receiving pre-posts kRecvHeaders header receives (a slot of kHeaderSlotBytes each) at setup
 // and, from the first beginRecv() of a message too large to come inline on, `recvSlots` data
-// receives of pieceBytes each; completed slots are handed to the consumer in sequence order,
-// straight out of the slot, and reposted for the sequence `recvSlots` further on once consumed.
-// An inline message is handed out of its header slot, which is reposted once it is consumed.
+// receives of pieceBytes + kHeaderBytes each; completed slots are handed to the consumer in
+// sequence order, straight out of the slot (after the header, in a message's first piece), and
+// reposted for the sequence `recvSlots` further on once consumed. An inline message is handed
+// out of its header slot, which is reposted once it is consumed.
 //
 // Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
 // heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
@@ -49,8 +53,9 @@ struct ChannelConfig {
   int self = -1;
   int peer = -1;
   fi_addr_t address = FI_ADDR_UNSPEC;
-  size_t pieceBytes = 0;     // largest data message, agreed by both ranks
-  size_t sendRingBytes = 0;  // at least pieceBytes
+  size_t pieceBytes = 0;     // largest payload of a data piece, agreed by both ranks (the
+                             // first piece carries the header too)
+  size_t sendRingBytes = 0;  // at least pieceBytes + kHeaderBytes
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
@@ -110,11 +115,15 @@ class Channel {
     MrCache::Entry* registration = nullptr;  // pinned while a zero-copy send is in flight
   };
 
+  // The current outgoing message's header.
+  Header header(uint32_t flags) const;
   Status postHeader();
   // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
   // posts the header once the message is complete.
   Result<size_t> copyInline(const void* src, size_t bytes);
   Result<size_t> consumeInline(size_t max, const Consumer& consume);
+  // True when a piece of `bytes` at `src` may be read in place (before any registration).
+  bool inPlace(const std::byte* src, size_t bytes) const;
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
   Result<bool> prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes);
   void releaseRegistration(Piece& piece);
@@ -124,8 +133,18 @@ class Channel {
   Status ensureRecvSlots();
   Status postRecvHeader(uint32_t slot, uint64_t seq);
   Status postRecvData(uint32_t slot, uint64_t seq);
+  // Checks the current incoming message's header once it arrived: in its header slot (inline)
+  // or at the start of the next data slot.
   Status checkHeader();
+  Status checkLeadingPiece();
+  // The header at `at` (`arrived` bytes) for the current message, sent with `flags`.
+  Status checkFields(const std::byte* at, size_t arrived, uint32_t flags);
+  // Fails when the stream not expected holds the current message next (see wire.h).
+  Status crossCheck(bool inlineExpected);
+  Status mismatch(const Header& header) const;
   std::byte* headerMemory(uint32_t index) const;
+  size_t slotStride() const { return config_.pieceBytes + kHeaderBytes; }
+  std::byte* slotMemory(uint32_t slot) const { return slots_.data() + slot * slotStride(); }
 
   Endpoint& endpoint_;
   const ChannelConfig config_;
@@ -138,7 +157,8 @@ class Channel {
   MessageState send_;
   bool sendInline_ = false;  // the message goes inside its header
   bool headerPending_ = false;
-  uint64_t headerSeq_ = 0;  // headers sent, ever
+  uint64_t sendMessages_ = 0;  // non-empty messages begun, ever (Header::message)
+  uint64_t headerSeq_ = 0;     // headers sent, ever
   uint64_t headersDone_ = 0;
   std::array<bool, kSendHeaders> headerDone_{};
   std::array<Op, kSendHeaders> headerOps_{};
@@ -154,6 +174,7 @@ class Channel {
   MessageState recv_;
   bool headerChecked_ = true;
   bool recvInline_ = false;     // the checked header slot holds the message
+  uint64_t recvMessages_ = 0;   // non-empty messages begun, ever
   uint64_t recvHeaderSeq_ = 0;  // next header expected
   std::array<Op, kRecvHeaders> recvHeaderOps_{};
   std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived

@@ -102,14 +102,18 @@ Status Setup::open() {
   if (!info) return info.status();
   std::string description = describe(**info);
   size_t maxMessage = (*info)->ep_attr->max_msg_size;
+  // A first piece carries the message's header too (wire.h).
+  pieceBytes_ = std::min(envBytes("TRNCCL_OFI_PIECE_BYTES", kDefaultPieceBytes),
+                         maxMessage - std::min(maxMessage, kHeaderBytes));
+  pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
+  std::string eager = tuneProvider(**info, pieceBytes_ + kHeaderBytes);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
   endpoint_ = std::move(*endpoint);
-  pieceBytes_ = std::min(envBytes("TRNCCL_OFI_PIECE_BYTES", kDefaultPieceBytes), maxMessage);
-  pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
-  TRN_INFO(kNet, "ofi: rank {} opened {} ({}waker) for {} peers", ctx_.rank, description,
-           endpoint_->hasWaker() ? "" : "no ", peers_.size());
+  TRN_INFO(kNet, "ofi: rank {} opened {} ({}waker{}{}) for {} peers", ctx_.rank, description,
+           endpoint_->hasWaker() ? "" : "no ", eager.empty() ? "" : ", rxm eager limit ", eager,
+           peers_.size());
   // Liveness guards network links. libfabric's shm provider stays on the host, where a dead
   // peer is found by the peer check; its endpoints also crashed (SIGSEGV in the provider's
   // lock) when a heartbeat thread posted beside the executor under ASan, so no heartbeats.
@@ -181,7 +185,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.peer = peer;
     config.address = *address;
     config.pieceBytes = std::min<size_t>(pieceBytes_, blob.pieceBytes);
-    config.sendRingBytes = std::max(buffer, config.pieceBytes);
+    config.sendRingBytes = std::max(buffer, config.pieceBytes + kHeaderBytes);
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;

@@ -9,8 +9,10 @@
 // header receives, and agree that every rank succeeded before any data moves.
 //
 // Environment (besides provider.h's):
-//   TRNCCL_OFI_PIECE_BYTES  largest data message (default 1 MiB; capped by the provider's
+//   TRNCCL_OFI_PIECE_BYTES  largest payload of a data piece (default 1 MiB; a first piece
+//                           carries the 32-byte header too; capped by the provider's
 //                           max_msg_size; a pair uses the smaller of its two ranks' values).
+//                           Over tcp;ofi_rxm it also sets rxm's eager limit (provider.h).
 //   TRNCCL_OFI_BUFFER_BYTES bounce ring per peer for sending, what bufferBytes() reports, and
 //                           the receive slots posted ahead per peer (default 4 MiB each,
 //                           allocated on first use).

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "common/env.h"
 #include "common/log.h"
@@ -14,6 +16,7 @@ namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 14);
 constexpr const char* kPreferred[] = {"efa", "tcp;ofi_rxm"};
+constexpr const char* kRxmEagerLimit = "FI_OFI_RXM_EAGER_LIMIT";
 
 struct Cache {
   std::mutex mutex;
@@ -140,6 +143,16 @@ Result<InfoPtr> chooseProvider(bool singleHost) {
   InfoPtr copy(fi_dupinfo(chosen));
   if (!copy) return Status(Code::kSystemError, "ofi: fi_dupinfo failed");
   return copy;
+}
+
+std::string tuneProvider(const fi_info& info, size_t pieceBytes) {
+  if (std::strcmp(providerName(info), "tcp;ofi_rxm") != 0) return "";
+  static std::once_flag once;
+  std::call_once(once, [pieceBytes] {
+    // setenv once, during setup: libfabric reads it with getenv when the endpoint opens.
+    ::setenv(kRxmEagerLimit, std::to_string(pieceBytes).c_str(), 0);
+  });
+  return env::getString(kRxmEagerLimit, "");
 }
 
 std::string describe(const fi_info& info) {

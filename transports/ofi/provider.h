@@ -35,4 +35,15 @@ Result<InfoPtr> chooseProvider(bool singleHost);
 // "tcp;ofi_rxm, domain lo, fabric 127.0.0.1/32, max message 1073741824, mr_mode 0x..."
 std::string describe(const fi_info& info);
 
+// Before the first endpoint of `info` opens: over tcp;ofi_rxm, every piece of up to
+// `pieceBytes` goes eager (FI_OFI_RXM_EAGER_LIMIT, which rxm reads at each fi_endpoint),
+// instead of by rendezvous above 16 KiB. Rendezvous is a request, an RMA read served by the
+// sender's provider only while the sender polls, and an acknowledgement: a round trip and
+// usually a wake-up of each side per piece (64 KiB-2 MiB all-reduces took 1.2-3.9x our tcp
+// transport's time). Over tcp, rxm lets the provider place eager data straight into the posted
+// receive (dynamic receive buffers), so a large eager message costs no bounce copy; one that
+// arrives before its receive is posted is buffered by the provider. Once per process, and a
+// value the user set wins. Returns the limit in force ("" when untouched: another provider).
+std::string tuneProvider(const fi_info& info, size_t pieceBytes);
+
 }  // namespace trnccl::transport::ofi

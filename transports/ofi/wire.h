@@ -1,14 +1,17 @@
 // What an ofi connection puts on the wire: tagged messages only.
 //
-// Each executor message of `bytes` > 0 travels as one header message (Header below) and one or
-// more data pieces of at most the pair's piece size, or, up to kInlineBytes, inside the header
-// message itself (kInline: the payload follows the header; one message instead of two, which
-// halves the sends, completions and wake-ups of a small message). Headers and pieces are
-// numbered by two per-connection, per-direction sequences, and the receiver posts each of its
-// buffers for one exact (kind, sender rank, sequence) tag, so nothing depends on the
-// provider's ordering and no two peers or kinds can ever match the same receive. The header
-// carries the executor's tag and size; the receiver checks both against beginRecv() before it
-// hands out any byte.
+// Each executor message of `bytes` > 0 travels as one message when it can: up to kInlineBytes
+// inside a header message (kInline: the payload follows the header), and larger ones as data
+// pieces of at most the pair's piece size, the first of which starts with the header (kLeads:
+// the header leads the first piece's payload; a piece read in place from the caller's buffer
+// follows a piece of the header alone). One message instead of a header and a piece halves the
+// sends, completions and wake-ups of every message up to the piece size. Header messages and
+// pieces are numbered by two per-connection, per-direction sequences, and the receiver posts
+// each of its buffers for one exact (kind, sender rank, sequence) tag, so nothing depends on
+// the provider's ordering and no two peers or kinds can ever match the same receive. The
+// header carries the executor's tag and size and the message's number; the receiver checks
+// all three against beginRecv() before it hands out any byte, and a message that arrives on the
+// other stream (the two ranks disagree about a size on both sides of kInlineBytes) fails too.
 // A message of 0 bytes puts nothing on the wire (like shm): the executor never polls it.
 //
 // Heartbeats (transports/core/liveness.h) travel on an endpoint of their own (heartbeat.h):
@@ -41,18 +44,22 @@ inline constexpr uint64_t kGoodbyeMagic = 0x21'65'79'62'69'66'6f'74ULL;    // "t
 
 inline constexpr uint32_t kHeaderMagic = 0x4f464931;  // "OFI1"
 inline constexpr uint32_t kInline = 1;                // Header::flags: the payload follows
+inline constexpr uint32_t kLeads = 2;  // Header::flags: it opens the message's first data piece
 
 struct Header {
   uint32_t magic = kHeaderMagic;
   uint32_t flags = 0;
-  uint64_t tag = 0;    // the executor's message tag
-  uint64_t bytes = 0;  // the message's size
-  uint64_t pad = 0;
+  uint64_t tag = 0;      // the executor's message tag
+  uint64_t bytes = 0;    // the message's size
+  uint64_t message = 0;  // how many messages of this connection and direction came before
 };
 inline constexpr size_t kHeaderBytes = 32;
 static_assert(sizeof(Header) == kHeaderBytes);
-// A header with its inline payload fills one slot of this size (a page).
-inline constexpr size_t kHeaderSlotBytes = 4096;
+// A header with its inline payload fills one slot of this size: 16 KiB, ofi_rxm's default
+// eager limit (FI_OFI_RXM_BUFFER_SIZE), so an inline message is one eager message even where
+// trnccl did not raise the limit (provider.h tuneProvider). Inline, the message needs no data
+// slots (allocated on the first larger message) and may run up to kRecvHeaders ahead.
+inline constexpr size_t kHeaderSlotBytes = 16384;
 inline constexpr size_t kInlineBytes = kHeaderSlotBytes - kHeaderBytes;
 
 }  // namespace trnccl::transport::ofi

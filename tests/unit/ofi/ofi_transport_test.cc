@@ -18,17 +18,22 @@ uint64_t seedOf(int from, int to, size_t size) {
   return (uint64_t(from) << 40) ^ (uint64_t(to) << 32) ^ size;
 }
 
+// One exchange step per size, in order, on every rank of a connected cluster.
+Status exchangeEach(Cluster& cluster, const std::vector<size_t>& sizes) {
+  return cluster.runEach([&](int r) -> Status {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
+    }
+    return Status::ok();
+  });
+}
+
 // Every rank sends each size to both ring neighbours at once and receives from both.
 void ringExchange(int n) {
   Cluster cluster(n);
   ASSERT_TRUE(cluster.connect([n](int r) { return ringPeers(r, n); }).isOk())
       << cluster.statuses[0].message();
-  Status status = cluster.runEach([&](int r) -> Status {
-    for (size_t i = 0; i < kSizes.size(); ++i) {
-      TRN_TRY(exchangeStep(cluster.bell(r), r, i, kSizes[i], cluster.links(r)));
-    }
-    return Status::ok();
-  });
+  Status status = exchangeEach(cluster, kSizes);
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
@@ -98,12 +103,7 @@ TEST_P(OfiTransportTest, InlineMessages) {
   const std::vector<size_t> sizes = {1, kInlineBytes - 1, kInlineBytes, kInlineBytes + 1,
                                      2 * kInlineBytes};
   CounterDelta<Event> edge;
-  Status status = cluster.runEach([&](int r) -> Status {
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      TRN_TRY(exchangeStep(cluster.bell(r), r, i, sizes[i], cluster.links(r)));
-    }
-    return Status::ok();
-  });
+  Status status = exchangeEach(cluster, sizes);
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_EQ(edge.get(Event::kInlineMessages), 2 * 3);  // both ranks, the three inline sizes
   EXPECT_EQ(edge.get(Event::kCopiedPieces), 2 * 2);    // one piece each for the two larger
@@ -116,6 +116,76 @@ TEST_P(OfiTransportTest, InlineMessages) {
   ASSERT_TRUE(status.isOk()) << status.message();
   EXPECT_EQ(streamed.get(Event::kInlineMessages), 2 * 200);
   EXPECT_EQ(streamed.get(Event::kCopiedPieces), 0);
+}
+
+// Larger messages go as pieces, the header inside the first (wire.h kLeads): a message of k
+// pieces' payload takes k pieces, not k + 1. Every size around each bound (inline, one piece,
+// two pieces) arrives intact, and so do 300 messages streamed back to back across those sizes,
+// many pieces in flight (the sender runs up to a ring of 16 pieces ahead), delivered in order.
+// The ring holds the largest message whole, so no piece is cut short by ring room.
+TEST_P(OfiTransportTest, HeaderLeadsTheFirstPiece) {
+  using testing::Event;
+  constexpr size_t kPiece = 20000;
+  EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", std::to_string(kPiece));
+  EnvGuard ring("TRNCCL_OFI_BUFFER_BYTES", std::to_string(16 * kPiece));
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  const std::vector<size_t> sizes = {kInlineBytes, kInlineBytes + 1, kPiece - 1,
+                                     kPiece,       kPiece + 1,       2 * kPiece - 1,
+                                     2 * kPiece,   2 * kPiece + 1,   9 * kPiece + 7};
+  size_t pieces = 0, large = 0;
+  for (size_t size : sizes) {
+    pieces += size <= kInlineBytes ? 0 : (size + kPiece - 1) / kPiece;
+    large += size > kInlineBytes ? 1 : 0;
+  }
+  CounterDelta<Event> edges;
+  Status status = exchangeEach(cluster, sizes);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(edges.get(Event::kCopiedPieces), static_cast<int64_t>(2 * pieces));
+  EXPECT_EQ(edges.get(Event::kInlineMessages), 2);
+  EXPECT_EQ(edges.get(Event::kLeadingHeaders), static_cast<int64_t>(2 * large));
+
+  status = cluster.runEach([&](int r) {
+    return streamMessages(cluster.bell(r), r, 1 - r, cluster.connTo(r, 1 - r), 300,
+                          [&](size_t i) { return sizes[i % sizes.size()] + i % 3; });
+  });
+  EXPECT_TRUE(status.isOk()) << status.message();
+}
+
+// The ranks disagree on a message's size across the inline bound: the receiver finds the
+// message on the other stream and fails with both sizes, in either direction, instead of
+// waiting for a message that never comes.
+TEST_P(OfiTransportTest, SizesAcrossTheInlineBoundFail) {
+  for (bool largeSent : {true, false}) {
+    Cluster cluster(2);
+    ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+    const size_t sent = largeSent ? kInlineBytes + 100 : 100;
+    const size_t expected = largeSent ? 100 : kInlineBytes + 100;
+    std::vector<std::byte> out(sent), in(expected);
+    Status status = cluster.runEach([&](int r) -> Status {
+      // A large message first, so the receiver's data slots exist either way.
+      TRN_TRY(exchangeStep(cluster.bell(r), r, 0, kInlineBytes + 1, cluster.links(r)));
+      Connection* c = cluster.connTo(r, 1 - r);
+      if (r == 0) {
+        TRN_TRY(c->beginSend(0x4321, sent));
+        std::vector<SendOp> sends = {{c, out.data(), sent}};
+        std::vector<RecvOp> none;
+        return drive(cluster.bell(r), sends, none);
+      }
+      TRN_TRY(c->beginRecv(0x4321, expected));
+      std::vector<SendOp> none;
+      std::vector<RecvOp> recvs = {{c, in.data(), expected}};
+      return drive(cluster.bell(r), none, recvs, Deadline::after(10s));
+    });
+    EXPECT_TRUE(cluster.statuses[0].isOk()) << cluster.statuses[0].message();
+    const Status& got = cluster.statuses[1];
+    EXPECT_EQ(got.code(), Code::kInternalError) << got.message();
+    EXPECT_EQ(got.peer(), 0);
+    EXPECT_NE(got.message().find(fmt::format("{} bytes, expected", sent)), std::string::npos)
+        << got.message();
+    EXPECT_NE(got.message().find(fmt::format("{} bytes", expected)), std::string::npos)
+        << got.message();
+  }
 }
 
 // A receiver expecting another tag or size fails with both in the message, naming the peer.

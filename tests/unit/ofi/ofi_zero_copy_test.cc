@@ -91,6 +91,7 @@ TEST_P(OfiZeroCopyTest, DeviceBufferGoesZeroCopyWithACachedRegistration) {
   EXPECT_EQ(first.get(Event::kCacheHits), 3);
   EXPECT_EQ(first.get(Event::kZeroCopyPieces), 4);
   EXPECT_EQ(first.get(Event::kCopiedPieces), 0);
+  EXPECT_EQ(first.get(Event::kLeadingHeaders), 0);  // the header went alone, ahead of them
 
   for (const std::byte* source : {buffer, neighbour}) {
     CounterDelta<Event> again;
@@ -130,7 +131,7 @@ TEST_P(OfiZeroCopyTest, HostBufferGoesZeroCopyWithoutMrLocal) {
 TEST_P(OfiZeroCopyTest, ManyWindowsStayWithinTheBound) {
   constexpr size_t kExtra = 16;
   constexpr size_t kWindows = MrCache::kMaxEntries + kExtra;
-  constexpr size_t kBytes = 8192;  // one piece
+  constexpr size_t kBytes = kInlineBytes + 4096;  // one piece, too large to go inline
   DeviceWindows device(kWindows);
   ASSERT_TRUE(device.ok());
   for (size_t i = 0; i < kWindows; ++i) fill(device.window(i), kBytes, 100 + i);
