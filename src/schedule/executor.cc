@@ -77,12 +77,16 @@ class StepRun {
   // Moves whatever can move now; sets `progressed` when anything did.
   Status poll(bool& progressed) {
     if (!recvDone_) {
+      // A step that only copies what arrives lets the transport put it in place (recvInto).
+      const bool copies = step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend;
       Result<size_t> got =
-          in_->recvSome(bytes_ - received_,
-                        [this](size_t off, const std::byte* p, size_t n) { consume(off, p, n); });
+          copies ? in_->recvInto(static_cast<std::byte*>(dst_), bytes_ - received_)
+                 : in_->recvSome(bytes_ - received_, [this](size_t off, const std::byte* p,
+                                                            size_t n) { consume(off, p, n); });
       if (!got) return got.status();
       if (*got > 0) progressed = true;
       received_ += *got;
+      if (copies) produced_ = received_;
       recvDone_ = received_ == bytes_;
     }
     if (!sendDone_) {

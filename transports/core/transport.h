@@ -10,6 +10,7 @@
 // the transport's memory without a staging copy.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -86,6 +87,13 @@ class Connection {
   virtual Status beginRecv(uint64_t tag, size_t bytes) = 0;
   // Hands up to `max` available bytes of the current message to `consume`; returns how many.
   virtual Result<size_t> recvSome(size_t max, const Consumer& consume) = 0;
+  // recvSome for a consumer that only copies: byte k of the message goes to dst[k]. A transport
+  // may put the bytes there itself, without staging them (TCP reads the socket into dst).
+  virtual Result<size_t> recvInto(std::byte* dst, size_t max) {
+    return recvSome(max, [dst](size_t offset, const std::byte* data, size_t bytes) {
+      std::copy(data, data + bytes, dst + offset);
+    });
+  }
 
   // Bytes a sender can hand over before the peer must receive any (its buffer space). Pipelined
   // algorithms keep each step's slice at a quarter of this, so a ring of senders can never all

@@ -8,8 +8,11 @@
 
 #include <boost/asio/post.hpp>
 #include <cerrno>
+#include <cstdint>
+#include <cstring>
 
 #include "common/log.h"
+#include "transports/tcp/testing.h"
 
 namespace trnccl::transport::tcp {
 namespace {
@@ -21,6 +24,12 @@ constexpr auto kRepoll = std::chrono::microseconds(8);
 std::array<asio::mutable_buffer, 2> buffersOf(const Pieces& pieces) {
   return {asio::buffer(pieces.part[0].data(), pieces.part[0].size()),
           asio::buffer(pieces.part[1].data(), pieces.part[1].size())};
+}
+
+tcp::socket::protocol_type protocolOf(const tcp::socket& socket) {
+  error_code ec;
+  tcp::endpoint local = socket.local_endpoint(ec);
+  return ec ? tcp::v4() : local.protocol();
 }
 
 }  // namespace
@@ -38,7 +47,39 @@ Link::Link(asio::io_context& io, int peer, Doorbell* bell, size_t ringBytes,
       liveness_(liveness) {
   for (size_t s = 0; s < sockets.size(); ++s) {
     streams_.push_back(std::make_unique<Stream>(std::move(sockets[s]), std::move(names[s])));
+    detachIfIdle(*streams_.back());  // nothing is pending yet
   }
+}
+
+Link::Stream::Stream(tcp::socket s, std::string n)
+    : socket(std::move(s)),
+      protocol(protocolOf(socket)),
+      fd(socket.native_handle()),
+      name(std::move(n)) {}
+
+Link::Stream::~Stream() {
+  if (open && !attached) ::close(fd);  // attached, the socket closes it
+}
+
+bool Link::attach(size_t s) {
+  Stream& st = *streams_[s];
+  if (st.attached) return true;
+  error_code ec;
+  st.socket.assign(st.protocol, st.fd, ec);
+  st.attached = !ec;
+  if (ec) onError(s, ec);
+  return st.attached;
+}
+
+void Link::detachIfIdle(Stream& st) {
+  {
+    std::lock_guard lock(st.mutex);
+    if (st.writing || st.watching) return;
+  }
+  if (!st.attached) return;
+  error_code ignored;
+  st.socket.release(ignored);  // the descriptor stays open, ours
+  st.attached = false;
 }
 
 Pieces Link::piecesOf(Ring& ring, uint64_t from, uint64_t bytes) const {
@@ -59,7 +100,13 @@ void Link::close() {
   closed_ = true;
   for (auto& stream : streams_) {
     error_code ignored;
-    stream->socket.close(ignored);  // pending operations complete with operation_aborted
+    if (stream->attached) {
+      stream->socket.close(ignored);  // pending operations complete with operation_aborted
+    } else if (stream->open) {
+      ::close(stream->fd);
+    }
+    stream->attached = false;
+    stream->open = false;
   }
   closeControl();
 }
@@ -71,12 +118,11 @@ void Link::startWrite(size_t s) {
   {
     std::lock_guard lock(st.mutex);
     uint64_t used = st.out.head - st.out.tail;
-    if (used == 0) {
-      st.writing = false;  // parked until commit() posts us again
-      return;
-    }
+    if (used == 0) st.writing = false;  // parked until commit() posts us again
     data = piecesOf(st.out, st.out.tail, used);
   }
+  if (data.bytes() == 0) return detachIfIdle(st);
+  if (!attach(s)) return;
   st.socket.async_write_some(buffersOf(data),
                              [self = shared_from_this(), s](const error_code& ec, size_t n) {
                                self->onWritten(s, ec, n);
@@ -100,17 +146,20 @@ void Link::onWritten(size_t s, const error_code& ec, size_t bytes) {
 void Link::startWatch(size_t s) {
   if (closed_) return;
   Stream& st = *streams_[s];
+  if (!attach(s)) return;
   st.socket.async_wait(tcp::socket::wait_read,
                        [self = shared_from_this(), s](const error_code& ec) {
                          if (self->closed_ || ec == asio::error::operation_aborted) return;
+                         Stream& st = *self->streams_[s];
                          {
-                           std::lock_guard lock(self->streams_[s]->mutex);
-                           self->streams_[s]->watching = false;
+                           std::lock_guard lock(st.mutex);
+                           st.watching = false;
                          }
                          if (ec) return self->onError(s, ec);
+                         self->detachIfIdle(st);
                          self->notify();
                        });
-  pollfd p{st.socket.native_handle(), POLLIN, 0};
+  pollfd p{st.fd, POLLIN, 0};
   if (::poll(&p, 1, 0) > 0) notify();
 }
 
@@ -179,7 +228,7 @@ void Link::commit(size_t s, size_t bytes) {
     msghdr msg{};
     msg.msg_iov = iov.data();
     msg.msg_iovlen = data.part[1].empty() ? 1 : 2;
-    ssize_t n = ::sendmsg(st.socket.native_handle(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(st.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n > 0) st.out.tail += static_cast<uint64_t>(n);
     // EAGAIN or an error: the I/O thread retries, and reports the error through asio.
     if (st.out.head == st.out.tail) return;
@@ -188,11 +237,28 @@ void Link::commit(size_t s, size_t bytes) {
   asio::post(io_, [self = shared_from_this(), s] { self->startWrite(s); });
 }
 
-// Reads what the socket holds into the free space of the inbound ring, without blocking.
-error_code Link::pull(Stream& st) {
+size_t Link::writeDirect(size_t s, std::span<const std::byte> head,
+                         std::span<const std::byte> body) {
+  Stream& st = *streams_[s];
+  std::lock_guard lock(st.mutex);
+  if (st.writing || st.out.head != st.out.tail) return 0;  // bytes queued before these
+  std::array<iovec, 2> iov = {iovec{const_cast<std::byte*>(head.data()), head.size()},
+                              iovec{const_cast<std::byte*>(body.data()), body.size()}};
+  msghdr msg{};
+  msg.msg_iov = head.empty() ? &iov[1] : iov.data();
+  msg.msg_iovlen = head.empty() ? 1 : 2;
+  // EAGAIN or an error: the caller stages the bytes instead, and commit() hands them to the
+  // I/O thread, which reports the error through asio.
+  ssize_t n = ::sendmsg(st.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+// Reads what the socket holds (at most `cap` bytes) into the free space of the inbound ring,
+// without blocking.
+error_code Link::pull(Stream& st, size_t cap) {
   // Zero-filled, so every page is mapped now (see writable()).
   if (st.in.data == nullptr) st.in.data = std::make_unique<std::byte[]>(ringBytes_);
-  const uint64_t free = ringBytes_ - (st.in.head - st.in.tail);
+  const uint64_t free = std::min<uint64_t>(cap, ringBytes_ - (st.in.head - st.in.tail));
   if (free == 0 || st.eof) return {};
   // A spinning executor polls many times a microsecond; a system call each time would stretch
   // its spin from a few microseconds to a hundred and keep the core its peer needs (and a
@@ -206,9 +272,13 @@ error_code Link::pull(Stream& st) {
   msghdr msg{};
   msg.msg_iov = iov.data();
   msg.msg_iovlen = room.part[1].empty() ? 1 : 2;
-  ssize_t n = ::recvmsg(st.socket.native_handle(), &msg, MSG_DONTWAIT);
+  ssize_t n = ::recvmsg(st.fd, &msg, MSG_DONTWAIT);
+  if (n > 0) st.in.head += static_cast<uint64_t>(n);
+  return afterRead(st, n, now);
+}
+
+error_code Link::afterRead(Stream& st, ssize_t n, Clock::time_point now) {
   if (n > 0) {
-    st.in.head += static_cast<uint64_t>(n);
     heard_.touch();
     return {};
   }
@@ -223,17 +293,46 @@ error_code Link::pull(Stream& st) {
   return error_code(errno, boost::system::system_category());
 }
 
-Pieces Link::readable(size_t s, size_t want) {
+Pieces Link::readable(size_t s, size_t want, bool exact) {
   Stream& st = *streams_[s];
   error_code ec;
   Pieces data;
   {
     std::lock_guard lock(st.mutex);
-    if (st.in.head - st.in.tail < want) ec = pull(st);
+    const uint64_t held = st.in.head - st.in.tail;
+    if (held < want) ec = pull(st, exact ? want - held : SIZE_MAX);
     data = piecesOf(st.in, st.in.tail, st.in.head - st.in.tail);
   }
   if (ec) onError(s, ec);
   return data;
+}
+
+size_t Link::readInto(size_t s, std::byte* dst, size_t max) {
+  Stream& st = *streams_[s];
+  error_code ec;
+  size_t moved = 0;
+  {
+    std::lock_guard lock(st.mutex);
+    if (uint64_t held = st.in.head - st.in.tail; held > 0) {
+      Pieces data = piecesOf(st.in, st.in.tail, std::min<uint64_t>(held, max));
+      for (const auto& part : data.part) {
+        std::memcpy(dst + moved, part.data(), part.size());
+        moved += part.size();
+      }
+      st.in.tail += moved;
+      return moved;
+    }
+    const auto now = Clock::now();
+    if (st.eof || now < st.nextPull) return 0;
+    ssize_t n = ::recv(st.fd, dst, max, MSG_DONTWAIT);
+    if (n > 0) {
+      moved = static_cast<size_t>(n);
+      testing::counters().add(testing::Event::kReadInPlace, n);
+    }
+    ec = afterRead(st, n, now);
+  }
+  if (ec) onError(s, ec);
+  return moved;
 }
 
 void Link::release(size_t s, size_t bytes) {
@@ -246,7 +345,7 @@ Status Link::probe() {
   for (size_t s = 0; s < streams_.size(); ++s) {
     Stream& st = *streams_[s];
     std::byte byte;
-    ssize_t n = ::recv(st.socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    ssize_t n = ::recv(st.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0) {
       std::lock_guard lock(st.mutex);
       st.eof = true;
@@ -260,7 +359,7 @@ Status Link::probe() {
 int Link::socketFd(size_t s) {
   Stream& st = *streams_[s];
   std::lock_guard lock(st.mutex);
-  return st.eof ? -1 : st.socket.native_handle();
+  return st.eof ? -1 : st.fd;
 }
 
 void Link::wokeUp() {

@@ -4,8 +4,14 @@
 #include <boost/asio/post.hpp>
 #include <cstring>
 
+#include "transports/tcp/testing.h"
+
 namespace trnccl::transport::tcp {
 namespace {
+
+// The smallest chunk whose payload is read straight into its destination (recvInto): below it,
+// reading header and payload into the ring at once saves a system call per message.
+constexpr uint64_t kDirectReadBytes = 16 * 1024;
 
 // Copies `bytes` from `src` into `pieces`, starting `offset` bytes in.
 void copyInto(const Pieces& pieces, size_t offset, const void* src, size_t bytes) {
@@ -86,26 +92,41 @@ Result<size_t> TcpConnection::sendSome(const void* src, size_t bytes) {
   return taken;
 }
 
-// Copies what fits of `bytes` (all within the chunk at send_.moved()) into the stream's ring,
-// behind the chunk's header if that is not staged yet; returns the payload bytes taken.
+// Hands `bytes` (all within the chunk at send_.moved()) to stream `stream`, behind the chunk's
+// header if that has not gone yet: straight to the socket while nothing is queued on it (no
+// copy), and what the socket did not take copied into the stream's ring; returns the payload
+// bytes taken.
 size_t TcpConnection::stage(size_t stream, const std::byte* src, size_t bytes) {
-  Pieces room = link_->writable(stream);
-  size_t header = headerStaged_ ? 0 : sizeof(FrameHeader);
-  if (room.bytes() <= header) return 0;
-  size_t n = std::min(bytes, room.bytes() - header);
+  FrameHeader frame;
+  size_t header = 0;
   if (!headerStaged_) {
     Chunk chunk = chunkAt(send_.moved(), send_.bytes());
-    FrameHeader frame;
     frame.chunkBytes = static_cast<uint32_t>(chunk.bytes);
     frame.tag = send_.tag();
     frame.messageBytes = send_.bytes();
     frame.offset = chunk.offset;
-    copyInto(room, 0, &frame, sizeof(frame));
-    headerStaged_ = true;
+    header = sizeof(frame);
   }
-  copyInto(room, header, src, n);
-  link_->commit(stream, header + n);
-  return n;
+  const auto* head = reinterpret_cast<const std::byte*>(&frame);
+  size_t wrote = link_->writeDirect(stream, {head, header}, {src, bytes});
+  const size_t headWrote = std::min(wrote, header);
+  const size_t bodyWrote = wrote - headWrote;
+  if (wrote > 0) {
+    headerStaged_ = true;
+    testing::counters().add(testing::Event::kWrittenInPlace, static_cast<int64_t>(wrote));
+  }
+  if (bodyWrote == bytes && headWrote == header) return bytes;
+  // The rest through the ring, in order behind what the socket took.
+  const size_t headLeft = header - headWrote;
+  Pieces room = link_->writable(stream);
+  if (room.bytes() <= headLeft) return bodyWrote;  // only when nothing was written
+  size_t n = std::min(bytes - bodyWrote, room.bytes() - headLeft);
+  copyInto(room, 0, head + headWrote, headLeft);
+  copyInto(room, headLeft, src + bodyWrote, n);
+  headerStaged_ = true;
+  testing::counters().add(testing::Event::kStaged, static_cast<int64_t>(headLeft + n));
+  link_->commit(stream, headLeft + n);
+  return bodyWrote + n;
 }
 
 Result<bool> TcpConnection::sendDone() {
@@ -131,9 +152,10 @@ Status TcpConnection::checkHeader(const FrameHeader& header, const Chunk& chunk)
       peer());
 }
 
-// Reads and checks the header of `chunk`; false when it has not fully arrived.
-Result<bool> TcpConnection::readHeader(const Chunk& chunk) {
-  Pieces data = link_->readable(chunk.stream, sizeof(FrameHeader));
+// Reads and checks the header of `chunk`; false when it has not fully arrived. `alone`: read no
+// byte beyond the header from the socket (the payload goes straight to its destination).
+Result<bool> TcpConnection::readHeader(const Chunk& chunk, bool alone) {
+  Pieces data = link_->readable(chunk.stream, sizeof(FrameHeader), alone);
   if (data.bytes() < sizeof(FrameHeader)) return false;
   FrameHeader header;
   copyFrom(data, &header, sizeof(header));
@@ -157,11 +179,29 @@ size_t TcpConnection::handOut(size_t stream, size_t bytes, const Consumer& consu
 }
 
 Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
+  return receive(max, &consume, nullptr);
+}
+
+// Like recvSome with a consumer that copies to dst + offset, but the payload of a chunk of at
+// least kDirectReadBytes is read from the socket straight into dst: the staging ring and its
+// copy are skipped (smaller chunks take the ring, where header and payload come in one read).
+Result<size_t> TcpConnection::recvInto(std::byte* dst, size_t max) {
+  return receive(max, nullptr, dst);
+}
+
+// recvSome (`consume`) or recvInto (`dst`).
+Result<size_t> TcpConnection::receive(size_t max, const Consumer* consume, std::byte* dst) {
+  Consumer copy;
+  if (consume == nullptr) {
+    copy = [dst](size_t off, const std::byte* p, size_t k) { std::memcpy(dst + off, p, k); };
+    consume = &copy;
+  }
   size_t handed = 0;
   while (!recv_.complete() && handed < max) {
     Chunk chunk = chunkAt(recv_.moved(), recv_.bytes());
+    const bool alone = dst != nullptr && chunk.bytes >= kDirectReadBytes;
     if (!headerSeen_) {
-      Result<bool> read = readHeader(chunk);
+      Result<bool> read = readHeader(chunk, alone);
       if (!read) return read.status();
       if (!*read) {
         TRN_TRY(starved(chunk.stream, sizeof(FrameHeader)));
@@ -169,7 +209,8 @@ Result<size_t> TcpConnection::recvSome(size_t max, const Consumer& consume) {
       }
     }
     size_t want = std::min<uint64_t>(max - handed, chunk.offset + chunk.bytes - recv_.moved());
-    size_t n = handOut(chunk.stream, want, consume);
+    size_t n = alone ? link_->readInto(chunk.stream, dst + recv_.moved(), want)
+                     : handOut(chunk.stream, want, *consume);
     if (n == 0) {
       TRN_TRY(starved(chunk.stream, 1));
       break;

@@ -1,5 +1,9 @@
-// A TCP connection: the executor's half. It frames messages into chunks (wire.h), copies them
-// into the link's outbound rings, and reads, checks and hands out what arrives (link.h).
+// A TCP connection: the executor's half. It frames messages into chunks (wire.h), writes them
+// to the link's sockets (straight from the caller's buffer while nothing is queued, else copied
+// into the outbound rings), and reads, checks and hands out what arrives (link.h). recvInto()
+// reads the payload of chunks of 16 KiB and more straight into the destination: the header
+// alone first (32 bytes), then the payload, never a byte beyond the chunk; smaller chunks come
+// through the inbound ring, header and payload in one read.
 //
 // A message is done for the sender once every byte was written to a socket (sendDone), not
 // merely staged: the communicator may be destroyed right after its last collective, and
@@ -28,6 +32,7 @@ class TcpConnection final : public Connection {
   Result<bool> sendDone() override;
   Status beginRecv(uint64_t tag, size_t bytes) override;
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  Result<size_t> recvInto(std::byte* dst, size_t max) override;
   size_t bufferBytes() const override { return bufferBytes_; }
   Status checkPeer() override;
   void wakeFds(std::vector<int>& fds) const override;
@@ -56,7 +61,8 @@ class TcpConnection final : public Connection {
   Chunk chunkAt(uint64_t position, uint64_t messageBytes) const;
 
   size_t stage(size_t stream, const std::byte* src, size_t bytes);
-  Result<bool> readHeader(const Chunk& chunk);
+  Result<size_t> receive(size_t max, const Consumer* consume, std::byte* dst);
+  Result<bool> readHeader(const Chunk& chunk, bool alone);
   Status checkHeader(const FrameHeader& header, const Chunk& chunk) const;
   size_t handOut(size_t stream, size_t bytes, const Consumer& consume);
   // The error when stream `s` can no longer deliver what the current message needs, if so.

@@ -28,7 +28,8 @@
 // at the handshake), the buffers above when asked. SO_BUSY_POLL is not set: a receiver
 // already polls its socket itself (non-blocking reads while it spins, link.h) before it
 // blocks in poll(2), and busy-polling in the kernel would take the core its peer needs on a
-// loopback machine with 2 cores.
+// loopback machine with 2 cores. The send and receive paths (writes straight from the
+// caller's buffer, reads straight into the destination) are in README.md.
 //
 // The transport's doorbell must outlive its connections: the I/O thread rings it until each
 // connection's destructor has closed its sockets.

@@ -7,6 +7,9 @@ namespace trnccl::transport::tcp::testing {
 
 enum class Event {
   kRejectedHandshakes,  // connections to a listener that were closed
+  kWrittenInPlace,      // bytes (headers and payload) the socket took straight from the source
+  kStaged,              // bytes copied into an outbound ring instead
+  kReadInPlace,         // payload bytes read from the socket straight into the destination
   kCount
 };
 using Counters = transport::Counters<Event>;

@@ -9,7 +9,8 @@
 // Bytes on the wire per rank: (n-1) * S (every peer gets the whole buffer), against 2(n-1)/n * S
 // for twoshot: it pays in bandwidth for the latency of one traversal. Supported while the
 // buffer fits a connection's buffer twice over (each send completes without waiting for its
-// receiver) and only on a switch. In place: the buffer is copied to scratch first, because
+// receiver), on a switch, or between 2 ranks on any fabric (where (n-1) * S is what a ring
+// sends too). In place: the buffer is copied to scratch first, because
 // recvbuff is written while the peers may still read what was sent.
 #include "algorithms/allreduce/oneshot.h"
 
@@ -24,9 +25,17 @@ using schedule::Step;
 
 namespace {
 
+// Between 2 ranks the one round is the only message of the call, on any fabric: the same bytes
+// as a ring's or rdh's two steps, half the messages (over tcp at 2 ranks, 8 B: about half the
+// CPU time and context switches of rdh). Up to kTwoRankBytes only: from 256 KiB rdh's pipelined
+// halves ran faster over tcp (0.85-1.25 against 0.32-0.91 GB/s busbw at 256 KiB-1 MiB, one
+// loaded run), which the cost model does not see yet.
+constexpr size_t kTwoRankBytes = 64 << 10;
+
 bool supports(const CollArgs& a) {
   const size_t bytes = a.count * device::dataTypeSize(a.type);
-  return a.shape && a.shape->switched && a.nranks > 1 && bytes <= 2 * a.sliceBytes;
+  const bool fabric = (a.nranks == 2 && bytes <= kTwoRankBytes) || (a.shape && a.shape->switched);
+  return fabric && a.nranks > 1 && bytes <= 2 * a.sliceBytes;
 }
 
 schedule::Schedule oneShot(const CollArgs& a) {

@@ -85,6 +85,22 @@ TEST(TransportTuner, TcpMovesSmallAllReducesOffMesh) {
 
 // Every link pays the transport's latency and is held to its bandwidth; without transport
 // terms the estimates are the hardware's exactly.
+// Between 2 ranks oneshot is the ring's bytes in one message instead of two steps: the tuner
+// takes it for small all-reduces over tcp and shm, on a torus too, while the buffer fits twice
+// a connection's slice.
+TEST(TransportTuner, TwoRanksTakeOneMessage) {
+  auto view = describeTopology("trn1.32xlarge", 2);
+  ASSERT_TRUE(view) << view.status().message();
+  for (const char* transport : {"tcp", "shm"}) {
+    CollArgs a = allReduce(*view, 8);
+    a.nranks = 2;
+    a.sliceBytes = 64 << 10;
+    EXPECT_EQ(chosen(a, over(view->links, transport)), "oneshot") << transport;
+    a.count = (1 << 20) / sizeof(float);  // over twice the slice and 64 KiB: not supported
+    EXPECT_NE(chosen(a, over(view->links, transport)), "oneshot") << transport;
+  }
+}
+
 TEST(TransportTuner, TermsAddToTheHardwareLinks) {
   auto view = describeTopology("trn1.32xlarge", 4);
   ASSERT_TRUE(view) << view.status().message();
