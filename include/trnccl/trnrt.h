@@ -77,9 +77,10 @@ typedef void (*trnrtStreamCallback_t)(trnrtStream_t stream, trnrtError_t status,
 /**
  * Enqueues callback(stream, status, userData) on stream, as cudaStreamAddCallback: the thread
  * running the stream's work (its worker, or a host thread waiting in trnrtStreamSynchronize)
- * runs it after all work enqueued before it, and work enqueued after it waits for it. Unlike other tasks it also runs when the stream is in error (with that error as status),
- * so whoever waits on it always learns the outcome. It must not throw, block for long, or call
- * functions that wait for this stream. flags must be 0.
+ * runs it after all work enqueued before it, and work enqueued after it waits for it. Unlike other
+ * tasks it also runs when the stream is in error (with that error as status), so whoever waits on
+ * it always learns the outcome. It must not throw, block for long, or call functions that wait for
+ * this stream. flags must be 0.
  */
 trnrtError_t trnrtStreamAddCallback(trnrtStream_t stream, trnrtStreamCallback_t callback,
                                     void* userData, unsigned int flags);

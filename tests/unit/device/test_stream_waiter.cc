@@ -71,6 +71,14 @@ void enqueueRecorder(trnrtStream* stream, Seen* seen) {
               }).isOk());
 }
 
+// A task that blocks the stream until `hold` is counted down.
+void enqueueHold(trnrtStream* stream, std::latch& hold) {
+  ASSERT_TRUE(trnccl::device::enqueue(stream, [&hold] {
+                hold.wait();
+                return Status::ok();
+              }).isOk());
+}
+
 // The tasks after the gate run on the thread that synchronizes, with the stream and its
 // device current; the thread's own device and current() (none) are back afterwards.
 TEST(StreamWaiter, TasksRunOnTheWaitingThreadAsTheStream) {
@@ -265,10 +273,7 @@ TEST(StreamWaiter, TaskOnTheWaiterDoesNotRunOtherStreams) {
   StreamGuard a;
   StreamGuard b;
   std::latch hold(1);
-  ASSERT_TRUE(trnccl::device::enqueue(b.get(), [&] {
-                hold.wait();
-                return Status::ok();
-              }).isOk());
+  enqueueHold(b.get(), hold);
   Seen onB;
   enqueueRecorder(b.get(), &onB);
   Gate gate(a.get(), 1);
@@ -293,10 +298,7 @@ TEST(StreamWaiter, TaskOnTheWaiterDoesNotRunOtherStreams) {
 TEST(StreamWaiter, QueryRunsNothing) {
   StreamGuard guard;
   std::latch hold(1);
-  ASSERT_TRUE(trnccl::device::enqueue(guard.get(), [&] {
-                hold.wait();
-                return Status::ok();
-              }).isOk());
+  enqueueHold(guard.get(), hold);
   std::vector<Seen> seen(3);
   for (Seen& s : seen) enqueueRecorder(guard.get(), &s);
   EXPECT_EQ(trnrtStreamQuery(guard.get()), trnrtErrorNotReady);
