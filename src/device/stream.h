@@ -12,7 +12,7 @@
 // host thread issuing collectives one by one used to pay a condition variable signal, a mutex
 // hand-off and a deque node per call. Like every wait in trnccl, the worker and the waiters
 // poll briefly (Backoff) before they block, and their sleeps are bounded. When the ring is
-// full, enqueue waits for a slot to be freed (CUDA's launch queue does the same).
+// full, enqueue waits for the worker to free a slot (CUDA's launch queue does the same).
 //
 // The waiter runs the work (as a CPU runtime would): a host thread blocked in synchronize() or
 // waitFor() does not sit idle while the worker runs its tasks; it takes the stream's run token
@@ -23,27 +23,16 @@
 // and, while a waiter holds or wants it, sleeps without spinning until the token is released
 // or new work arrives. This halves the busy threads of a rank that issues collectives and then
 // synchronizes (the caller's and the worker's become one, as in an MPI rank). What stays as in
-// CUDA: enqueue returns at once and runs tasks only when the ring is full (below; a send
-// enqueued before its matching receive on another stream still cannot deadlock, as a full ring
-// waited for those tasks anyway); query() runs nothing; a thread that is itself running a
-// stream's task only waits (no nesting); while a task runs on a waiter's thread, current() is
-// the stream and the current device the stream's, and both are restored after.
-//
-// A producer on a full ring is a waiter too (enqueue blocks only then, as before): it takes the
-// token and runs the tasks up to the one whose completion frees its slot, never more, then
-// enqueues and returns. Otherwise a caller issuing many collectives spends the steady state
-// blocked on the full ring while the worker runs, and the two alternate on the cores. Such a
-// caller leaves a wait and comes back to one every call, so a leaving waiter does not ring the
-// worker for the work still pending (ringing made worker and caller ping-pong): the grace. The
-// worker, parked for a waiter while work is pending, sleeps at most kGrace (100 us) and then
-// takes the work if no waiter holds or wants the token; pending work waits at most that long,
-// and a caller back within it keeps running the tasks itself. Only the destructor is rung.
+// CUDA: enqueue returns at once and never runs a task (a send enqueued before its matching
+// receive on another stream cannot deadlock); query() runs nothing; a thread that is itself
+// running a stream's task only waits (no nesting); while a task runs on a waiter's thread,
+// current() is the stream and the current device the stream's, and both are restored after.
 //
 // A sleeping waiter also publishes the completion count it needs (`wakeAt_`), and the thread
-// running the tasks rings only once it is reached: a task enqueueing on another stream's full
-// ring (it only waits) sleeps until a quarter of that ring is free, not until the next slot is
-// (a wake-up per task would cost a syscall and a context switch for every task of a loop).
-// A task must never enqueue onto its own stream (it would wait for itself once the ring is
+// running the tasks rings only once it is reached: a producer blocked on a full ring sleeps
+// until a quarter of the ring is free, not until the next slot is (a wake-up per task would
+// cost a syscall and the core a context switch for every task of a benchmark loop).
+// So a task must never enqueue onto its own stream (it would wait for itself once the ring is
 // full): like CUDA's host functions, tasks make no runtime calls on their stream.
 //
 // A task that returns an error (or throws) puts the stream in a sticky error state: every
