@@ -37,10 +37,6 @@ class RunningAs {
 
 // Sleeps are bounded like every wait in trnccl; a wake-up is normally a ring.
 constexpr auto kMaxSleep = std::chrono::milliseconds(100);
-// How long work a waiter left pending may wait for the parked worker (stream.h, "the grace").
-// Long enough for a caller between two collectives to come back to a wait (a few us), and
-// short against a collective's own latency; a parked worker wakes at most this often.
-constexpr auto kGrace = std::chrono::microseconds(100);
 
 Stream::Stream(int device)
     : device_(device), slots_(new Work[kSlots]), worker_([this] { workerLoop(); }) {}
@@ -78,15 +74,9 @@ uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
   {
     std::lock_guard<std::mutex> lock(enqueueMutex_);
     sequence = enqueued_.load(std::memory_order_relaxed);
-    // Full: run the tasks up to the one that frees our slot (the token's holder never waits
-    // for enqueueMutex_). Inside a task only wait, and when sleeping, for a quarter of the ring.
-    if (sequence >= kSlots) {
-      if (tlsCurrentStream == nullptr) {
-        runAsWaiter(sequence - kSlots + 1);
-      } else {
-        waitCompleted(sequence - kSlots + 1, sequence - kSlots + kSlots / 4);
-      }
-    }
+    // Full: wait for the worker to free the slot (it never waits for enqueueMutex_), and when
+    // sleeping, for a quarter of the ring.
+    if (sequence >= kSlots) waitCompleted(sequence - kSlots + 1, sequence - kSlots + kSlots / 4);
     Work& slot = slots_[sequence % kSlots];
     slot.task = std::move(task);
     slot.onSkip = std::move(onSkip);
@@ -159,10 +149,12 @@ void Stream::runAsWaiter(uint64_t count) {
         });
   }
   wanting_.fetch_sub(1, std::memory_order_seq_cst);
-  // Work left pending is not rung for: the parked worker takes it after the grace unless we
-  // (or another waiter) come back first. Only the destructor is woken at once.
+  // The worker parked while we wanted the token: tasks after ours (or the destructor) need it.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (stopping_.load(std::memory_order_acquire)) wakeIfSleeping(workBell_.word());
+  if (enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) ||
+      stopping_.load(std::memory_order_acquire)) {
+    wakeIfSleeping(workBell_.word());
+  }
 }
 
 bool Stream::workerMayRun() const {
@@ -179,10 +171,7 @@ void Stream::parkWorker() {
       enqueued_.load(std::memory_order_acquire) == completed_.load(std::memory_order_acquire)) {
     return;
   }
-  // Work pending: back after the grace at most (a leaving waiter does not ring for it).
-  const bool pending =
-      enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire);
-  sleeper.sleep(seen, pending ? std::chrono::microseconds(kGrace) : kMaxSleep);
+  sleeper.sleep(seen, kMaxSleep);
 }
 
 void Stream::workerLoop() {
