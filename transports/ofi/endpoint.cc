@@ -77,6 +77,7 @@ Status Endpoint::openObjects() {
     rc = fi_control(&cq_->fid, FI_GETWAIT, &fd);
     if (rc == 0 && fd >= 0) {
       waker_ = std::make_unique<Waker>(fd, bell_, &cqReads_);
+      if (!waker_->running()) waker_.reset();
     } else {
       TRN_INFO(kNet, "ofi: no wait descriptor ({}); polling only", fiError("fi_control", rc));
     }
@@ -264,6 +265,7 @@ Status Endpoint::progress() {
       released(*op);
       op->channel->complete(*op, entries[i].len);
     }
+    completions_ += static_cast<uint64_t>(n);
     completed = true;
     if (static_cast<size_t>(n) < kCqBatch) break;
   }
@@ -282,6 +284,15 @@ Status Endpoint::progress() {
   return Status::ok();
 }
 
+bool Endpoint::tryWait() {
+  fid* fids[] = {&cq_->fid};
+  return fi_trywait(fabric_.get(), fids, 1) == FI_SUCCESS;
+}
+
+bool Endpoint::bulk() const {
+  return std::any_of(channels_.begin(), channels_.end(), [](const auto& c) { return c->bulk(); });
+}
+
 void Endpoint::startLiveness(std::chrono::milliseconds interval) {
   if (interval.count() <= 0 || liveness_.joinable()) return;
   liveness_ = std::thread([this, interval] { runLiveness(interval); });
@@ -295,7 +306,11 @@ void Endpoint::runLiveness(std::chrono::milliseconds interval) {
     // Never waits for the executor: heartbeats must not stop while a call holds the lock
     // (and whoever holds it drives the provider anyway).
     if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) {
+      const uint64_t before = completions_;
       (void)progress();  // an endpoint error reaches the executor through its own calls
+      // It may have taken a completion an executor asleep in poll(2) on the queue waits for
+      // (the descriptor will not show it again): make that executor look.
+      if (completions_ != before && waker_) waker_->kick();
       for (auto& channel : channels_) (void)linkStatus(*channel, false);
     }
     if (failed) bell_->ring();  // let a sleeping executor see it

@@ -2,6 +2,9 @@
 
 #include <mutex>
 
+#include "transports/ofi/testing.h"
+#include "transports/ofi/waker.h"
+
 namespace trnccl::transport::ofi {
 
 Status OfiConnection::beginSend(uint64_t tag, size_t bytes) {
@@ -42,6 +45,34 @@ Status OfiConnection::checkLink() {
   std::lock_guard lock(endpoint_->mutex());
   TRN_TRY(endpoint_->progress());
   return endpoint_->linkStatus(channel_, false);
+}
+
+void OfiConnection::wakeFds(std::vector<int>& fds) const {
+  Waker* waker = endpoint_->waker();
+  if (waker == nullptr) return;
+  std::lock_guard lock(endpoint_->mutex());
+  if (endpoint_->bulk()) return;  // armDoorbell() follows
+  waker->watch(Waker::Mode::kIdle);
+  // News the descriptor may not show (completions queued, bytes read ahead): return at once.
+  if (!endpoint_->tryWait()) waker->kick();
+  fds.push_back(waker->cqFd());
+  fds.push_back(waker->kickFd());
+  testing::counters().add(testing::Event::kDescriptorWaits);
+}
+
+void OfiConnection::woke() {
+  if (Waker* waker = endpoint_->waker()) waker->clearKick();
+}
+
+void OfiConnection::armDoorbell() {
+  Waker* waker = endpoint_->waker();
+  if (waker == nullptr) return;
+  std::lock_guard lock(endpoint_->mutex());
+  const bool bulk = endpoint_->bulk();
+  waker->watch(bulk ? Waker::Mode::kContinuous : Waker::Mode::kOnce);
+  testing::counters().add(bulk ? testing::Event::kBulkDoorbellWaits
+                               : testing::Event::kDoorbellWaits);
+  if (!endpoint_->tryWait()) waker->ring();  // news pending: the sleep must not start
 }
 
 }  // namespace trnccl::transport::ofi
