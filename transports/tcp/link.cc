@@ -19,8 +19,6 @@ namespace {
 
 using boost::system::error_code;
 
-constexpr auto kRepoll = std::chrono::microseconds(8);
-
 std::array<asio::mutable_buffer, 2> buffersOf(const Pieces& pieces) {
   return {asio::buffer(pieces.part[0].data(), pieces.part[0].size()),
           asio::buffer(pieces.part[1].data(), pieces.part[1].size())};
@@ -260,12 +258,10 @@ error_code Link::pull(Stream& st, size_t cap) {
   if (st.in.data == nullptr) st.in.data = std::make_unique<std::byte[]>(ringBytes_);
   const uint64_t free = std::min<uint64_t>(cap, ringBytes_ - (st.in.head - st.in.tail));
   if (free == 0 || st.eof) return {};
-  // A spinning executor polls many times a microsecond; a system call each time would stretch
-  // its spin from a few microseconds to a hundred and keep the core its peer needs (and a
-  // socket wake-up tends to put the reader on the writer's core). An empty socket is read
-  // again after kRepoll; waitForNews's poll(2) sees bytes that arrive meanwhile at once.
+  // An empty socket is read again only when its Repoll says so (repoll.h); waitForNews's
+  // poll(2) sees bytes that arrive meanwhile at once.
   const auto now = Clock::now();
-  if (now < st.nextPull) return {};
+  if (!st.repoll.due(now)) return {};
   Pieces room = piecesOf(st.in, st.in.head, free);
   std::array<iovec, 2> iov = {iovec{room.part[0].data(), room.part[0].size()},
                               iovec{room.part[1].data(), room.part[1].size()}};
@@ -279,6 +275,7 @@ error_code Link::pull(Stream& st, size_t cap) {
 
 error_code Link::afterRead(Stream& st, ssize_t n, Clock::time_point now) {
   if (n > 0) {
+    st.repoll.reset();
     heard_.touch();
     return {};
   }
@@ -287,7 +284,7 @@ error_code Link::afterRead(Stream& st, ssize_t n, Clock::time_point now) {
     return {};
   }
   if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-    st.nextPull = now + kRepoll;
+    st.repoll.empty(now);
     return {};
   }
   return error_code(errno, boost::system::system_category());
@@ -323,7 +320,7 @@ size_t Link::readInto(size_t s, std::byte* dst, size_t max) {
       return moved;
     }
     const auto now = Clock::now();
-    if (st.eof || now < st.nextPull) return 0;
+    if (st.eof || !st.repoll.due(now)) return 0;
     ssize_t n = ::recv(st.fd, dst, max, MSG_DONTWAIT);
     if (n > 0) {
       moved = static_cast<size_t>(n);
@@ -367,7 +364,7 @@ void Link::wokeUp() {
   [[maybe_unused]] ssize_t n = ::read(wake_.get(), &count, sizeof(count));
   for (auto& stream : streams_) {
     std::lock_guard lock(stream->mutex);
-    stream->nextPull = {};
+    stream->repoll.reset();
   }
 }
 

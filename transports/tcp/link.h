@@ -49,6 +49,7 @@
 #include "common/status.h"
 #include "common/wait.h"
 #include "transports/core/liveness.h"
+#include "transports/tcp/repoll.h"
 
 namespace trnccl::transport::tcp {
 
@@ -144,8 +145,9 @@ class Link : public std::enable_shared_from_this<Link> {
     bool writing = false;   // a write is in flight or posted (stays set after an error)
     bool watching = false;  // a wait for readable bytes is posted (watch())
     bool eof = false;
-    // The executor's next read of an empty socket, not before (pull()); reset by wokeUp().
-    Clock::time_point nextPull{};
+    // When the executor reads the socket again after it found it empty (pull(), readInto());
+    // reset by bytes and by wokeUp().
+    Repoll repoll;
   };
 
   Pieces piecesOf(Ring& ring, uint64_t from, uint64_t bytes) const;

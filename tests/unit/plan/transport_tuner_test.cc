@@ -101,6 +101,45 @@ TEST(TransportTuner, TwoRanksTakeOneMessage) {
   }
 }
 
+// Between 2 ranks over tcp, small all-gathers and reduce-scatters take one message each way:
+// whatever the tuner picks (bruck, mesh and the ring are all one exchange at 2 ranks), its
+// schedule sends once and receives once, on one channel (more channels would be more
+// messages, each a system call and a wake-up on each side).
+TEST(TransportTuner, TwoRanksGatherAndScatterInOneMessage) {
+  auto view = describeTopology("trn1.32xlarge", 2);
+  ASSERT_TRUE(view) << view.status().message();
+  const LinkModel tcp = over(view->links, "tcp");
+  for (auto coll : {algorithms::Collective::kAllGather, algorithms::Collective::kReduceScatter}) {
+    for (size_t bytes : {size_t{8}, size_t{512}, size_t{16 << 10}, size_t{64 << 10}}) {
+      const size_t count = bytes / sizeof(float) / 2;  // per rank; the buffer is 2 blocks
+      std::vector<float> send(2 * count), recv(2 * count);
+      CollArgs a;
+      a.coll = coll;
+      a.count = count;
+      a.nranks = 2;
+      a.shape = view->shape;
+      a.sliceBytes = 64 << 10;
+      a.send = send.data();
+      a.recv = recv.data();
+      auto c = choose(a, tcp);
+      ASSERT_TRUE(c) << c.status().message();
+      EXPECT_EQ(c->channels, 1) << c->algorithm->name << " " << bytes;
+      a.channels = c->channels;
+      a.links = &tcp;
+      const schedule::Schedule s = c->algorithm->build(a);
+      int sends = 0, receives = 0;
+      for (const schedule::Step& step : s.steps()) {
+        sends += schedule::sends(step.prim) ? 1 + (step.sendPeer2 >= 0) : 0;
+        receives += schedule::receives(step.prim) ? 1 : 0;
+      }
+      const std::string what = std::string(algorithms::collectiveName(coll)) + " " +
+                               std::to_string(bytes) + " B (" + c->algorithm->name + ")";
+      EXPECT_EQ(sends, 1) << what;
+      EXPECT_EQ(receives, 1) << what;
+    }
+  }
+}
+
 TEST(TransportTuner, TermsAddToTheHardwareLinks) {
   auto view = describeTopology("trn1.32xlarge", 4);
   ASSERT_TRUE(view) << view.status().message();
