@@ -2,7 +2,8 @@
 // communications in multiport message-passing systems", 1997; NCCL's PAT is a variation):
 // ceil(log2 n) exchanges instead of the ring's n - 1, for small sizes at scale.
 //
-// All-gather: my block is copied to its place in recvbuff (block r at r * count). At distance
+// All-gather: my block is copied to its place in recvbuff (block r at r * count) right after
+// the first exchange, which sends it from sendbuff (out of place). At distance
 // d = 1, 2, 4, ... < n, rank r holds blocks r .. r+d-1 (mod n); it sends the first
 // len = min(d, n - d) of them to rank r - d while it receives blocks r+d .. r+d+len-1 from rank
 // r + d straight into their final places: no rotation at the end. Blocks are copied, never
@@ -31,16 +32,16 @@ namespace {
 using schedule::Primitive;
 using schedule::Step;
 
-// One exchange of blocks (of `block` bytes, `count` elements each): the runs of `give` at `from`
-// go to rank `to` while `take` receives the same-shaped runs of its blocks from its peer, each
-// run as one group. take(run) builds the receiving step of a run.
-template <typename Take>
-void exchange(schedule::Schedule& s, int to, const std::byte* from, const BlockRuns& give,
-              size_t block, size_t count, const BlockRuns& take, Take receive) {
+// One exchange of blocks (`count` elements each): the runs of `give`, run i read at
+// from(first block of run i), go to rank `to` while `take` receives the same-shaped runs of its
+// blocks from its peer, each run as one group. take(run) builds the receiving step of a run.
+template <typename From, typename Take>
+void exchange(schedule::Schedule& s, int to, From from, const BlockRuns& give, size_t count,
+              const BlockRuns& take, Take receive) {
   for (int i = 0; i < 2; ++i) {
     s.addGroup({Step{.prim = Primitive::kSend,
                      .sendPeer = to,
-                     .src = from + give.run[i].first * block,
+                     .src = from(give.run[i].first),
                      .count = give.run[i].len * count},
                 receive(take.run[i])});
   }
@@ -51,16 +52,23 @@ schedule::Schedule allGather(const CollArgs& a) {
   const int n = a.nranks, r = a.rank;
   auto* recv = static_cast<std::byte*>(a.recv);
   const size_t block = a.count * device::dataTypeSize(a.type);
-  s.add(Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + r * block, .count = a.count});
   for (int d = 1; d < n; d *= 2) {
     const int len = std::min(d, n - d);
-    exchange(s, mod(r - d, n), recv, ringRuns(n, r, len), block, a.count,
-             ringRuns(n, mod(r + d, n), len), [&](BlockRun run) {
+    // The first exchange gives my block alone, from sendbuff: the peer reads it while my
+    // block is not yet in recvbuff (copied right after, before a later exchange sends it
+    // from there). Copying first kept every call's exchanges waiting for that copy.
+    auto from = [&](int b) { return d == 1 ? a.send : recv + b * block; };
+    exchange(s, mod(r - d, n), from, ringRuns(n, r, len), a.count, ringRuns(n, mod(r + d, n), len),
+             [&](BlockRun run) {
                return Step{.prim = Primitive::kRecv,
                            .recvPeer = mod(r + d, n),
                            .dst = recv + run.first * block,
                            .count = run.len * a.count};
              });
+    if (d == 1) {
+      s.add(
+          Step{.prim = Primitive::kCopy, .src = a.send, .dst = recv + r * block, .count = a.count});
+    }
   }
   return s;
 }
@@ -76,16 +84,18 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
   while (2 * top < n) top *= 2;
   for (int d = top; d >= 1; d /= 2) {
     const int len = std::min(d, n - d);
-    exchange(s, mod(r + d, n), partial, ringRuns(n, mod(r + d, n), len), block, a.count,
-             ringRuns(n, r, len), [&](BlockRun run) {
-               std::byte* mine = partial + run.first * block;
-               return Step{.prim = Primitive::kRecvReduceCopy,
-                           .recvPeer = mod(r - d, n),
-                           .src = mine,
-                           .dst = d == 1 ? recv : mine,
-                           .count = run.len * a.count,
-                           .postOp = d == 1 && a.op == device::RedOp::kAvg};
-             });
+    exchange(
+        s, mod(r + d, n), [&](int b) { return partial + b * block; },
+        ringRuns(n, mod(r + d, n), len), a.count, ringRuns(n, r, len),
+        [&](BlockRun run) {
+          std::byte* mine = partial + run.first * block;
+          return Step{.prim = Primitive::kRecvReduceCopy,
+                      .recvPeer = mod(r - d, n),
+                      .src = mine,
+                      .dst = d == 1 ? recv : mine,
+                      .count = run.len * a.count,
+                      .postOp = d == 1 && a.op == device::RedOp::kAvg};
+        });
   }
   return s;
 }

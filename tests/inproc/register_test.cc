@@ -68,8 +68,8 @@ TEST(Register, RefusesBadArgumentsWithAMessage) {
   EXPECT_NE(lastError().find("not memory of trncclMemAlloc"), std::string::npos) << lastError();
 }
 
-// Registered pieces go in place from the registered floor (transports/shm/zero_copy.h), the
-// default zero-copy threshold, even where TRNCCL_SHM_ZCOPY_BYTES keeps unregistered ones in the
+// Registered pieces go in place from the registered floor (transports/shm/zero_copy.h, 64 KiB,
+// the pipeline slice), even where TRNCCL_SHM_ZCOPY_BYTES keeps unregistered ones in the
 // FIFO: with the threshold raised above every piece, an all-reduce of full pipeline slices
 // (ring blocks of two slices, each at the floor) copies through the FIFOs unregistered, and
 // copies nothing registered, its pieces going by descriptor. Blocks below the floor are copied

@@ -1,10 +1,13 @@
-// The shm zero-copy threshold against the collectives' pipeline slice: every full slice of the
-// ring all-gather, sent from the own block or forwarded from the receive buffer, must be read in
-// place by the peer (a pointer descriptor between ranks of one process), never copied through
-// the FIFO. When the default threshold sat above the slice (256 KiB against 64 KiB) no piece
-// ever went in place and the all-gather made two copies per hop (issue 14's all-gather gap).
-// Counts straddle the threshold (one element below a slice, exactly one, 2.5 slices), 2-5
-// ranks, out of place and in place; the results are checked too.
+// The shm zero-copy threshold against the collectives' pipeline slice: every piece of the ring
+// all-gather of at least half a slice (the default threshold), sent from the own block or
+// forwarded from the receive buffer, must be read in place by the peer (a pointer descriptor
+// between ranks of one process), never copied through the FIFO. When the default threshold sat
+// above the slice (256 KiB against 64 KiB) no piece ever went in place and the all-gather made
+// two copies per hop; at the slice (64 KiB) a 2-rank 64 KiB all-gather (32 KiB per rank) still
+// did (issue 14). Counts straddle the threshold (one element below half a slice, one below a
+// slice, exactly one, 2.5 slices), 2-5 ranks, out of place and in place; results checked too.
+#include "transports/shm/zero_copy.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -52,13 +55,14 @@ TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
     Ranks& ranks = Ranks::get(n);
     ScopedTuning tuning(ranks, "ring");
     const size_t slice = ranks.comm(0)->impl->sliceBytes() / sizeof(float);
+    ASSERT_EQ(2 * transport::shm::kDefaultZcopyBytes, slice * sizeof(float));
     struct Case {
       size_t count;
-      int64_t fullSlices;     // per block: read in place
-      int64_t partialSlices;  // per block: copied through the FIFO (all above the LL threshold)
+      int64_t inPlace;  // pieces per block read in place: every one of at least half a slice
+      int64_t copied;   // per block: copied through the FIFO (all above the LL threshold)
     };
-    for (const Case& c :
-         {Case{slice - 1, 0, 1}, Case{slice, 1, 0}, Case{2 * slice + slice / 2, 2, 1}}) {
+    for (const Case& c : {Case{slice / 2 - 1, 0, 1}, Case{slice - 1, 1, 0}, Case{slice, 1, 0},
+                          Case{2 * slice + slice / 2, 3, 0}}) {
       for (bool inPlace : {false, true}) {
         SCOPED_TRACE(::testing::Message() << n << " ranks, count " << c.count << " (slice " << slice
                                           << ")" << (inPlace ? " in place" : ""));
@@ -71,12 +75,12 @@ TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
         for (int r = 0; r < n; ++r) EXPECT_EQ(bad[r], 0u) << "rank " << r;
         // Every rank receives n-1 blocks, each slice of them as one message.
         const int64_t hops = static_cast<int64_t>(n) * (n - 1);
-        EXPECT_EQ(shmCount(ShmEvent::kPointerDescriptors) - pointer0, hops * c.fullSlices);
+        EXPECT_EQ(shmCount(ShmEvent::kPointerDescriptors) - pointer0, hops * c.inPlace);
         const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
-        if (c.partialSlices == 0) {
+        if (c.copied == 0) {
           EXPECT_EQ(copied, 0);
         } else {
-          EXPECT_GE(copied, hops * c.partialSlices);
+          EXPECT_GE(copied, hops * c.copied);
         }
       }
     }

@@ -81,7 +81,7 @@ bool peersOnShm() {
 
 // Registered buffers across processes: same-host peers read registered pieces in place from
 // the registered floor up (device arenas mapped from the peer process, or process_vm_readv),
-// the default zero-copy threshold (transports/shm/zero_copy.h), even where
+// 64 KiB (transports/shm/zero_copy.h), even where
 // TRNCCL_SHM_ZCOPY_BYTES keeps unregistered ones in the FIFO, so the result must not depend on
 // a FIFO copy having been taken, and the FIFOs must carry no payload of a registered piece at
 // the floor. Each process counts its own shm paths (the counters of transports/shm/testing.h,

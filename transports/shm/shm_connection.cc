@@ -153,8 +153,10 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   size_t taken = offered;
   // A piece goes by descriptor from the zero-copy threshold up, by CMA from kCmaMinBytes; a
   // registered one (the user keeps it in place until deregistering) from the registered floor,
-  // by CMA too (zero_copy.h: kRegisteredMinBytes, and why a floor).
-  const size_t registeredFloor = std::min(link_.zcopyBytes, kRegisteredMinBytes);
+  // by CMA too (zero_copy.h: kRegisteredMinBytes, and why a floor), which only a threshold
+  // lowered below its default lowers.
+  const size_t registeredFloor =
+      link_.zcopyBytes < kDefaultZcopyBytes ? link_.zcopyBytes : kRegisteredMinBytes;
   const bool small = offered < std::max(link_.zcopyBytes, kCmaMinBytes);
   const bool registered = link_.zcopyBytes != 0 && small && offered >= registeredFloor &&
                           link_.registered != nullptr && link_.registered->covers(src, offered);

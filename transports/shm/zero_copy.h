@@ -24,22 +24,27 @@
 
 namespace trnccl::transport::shm {
 
-// Pieces of at least this many bytes go by descriptor (TRNCCL_SHM_ZCOPY_BYTES's default): the
-// pipeline slice of the collectives over shm (64 KiB: a quarter of Connection::bufferBytes()),
-// so every full slice of a ring or chain, sent or forwarded, is read in place by the peer.
-// (It was 256 KiB, above the slice: nothing but an unsliced send ever went in place.)
-inline constexpr size_t kDefaultZcopyBytes = 64 << 10;
+// Pieces of at least this many bytes go by descriptor (TRNCCL_SHM_ZCOPY_BYTES's default): half
+// the pipeline slice of the collectives over shm (64 KiB, a quarter of Connection::bufferBytes()),
+// so every full slice of a ring or chain, sent or forwarded, and every partial one of at least
+// half a slice, is read in place by the peer: one copy where the FIFO makes two (issue 14: a
+// 2-rank 64 KiB all-gather, 32 KiB per rank, ran ~2x faster so; transports/shm/README.md).
+// Not lower: a descriptor makes the sender wait for the receiver's acknowledgement before the
+// call may complete, which cost more than the copy it saves at 1-8 KiB (the registered-floor
+// measurement below). Device memory of another process and ranks of one process only: host
+// memory of another process goes by descriptor (CMA) only from kCmaMinBytes.
+inline constexpr size_t kDefaultZcopyBytes = 32 << 10;
 
-// A registered piece (trncclCommRegister) goes by descriptor from this size up: the default
-// zero-copy threshold, also when TRNCCL_SHM_ZCOPY_BYTES raises the threshold of unregistered
-// pieces (registering asks for in-place reads; a lower threshold lowers this floor too). Below
-// it the FIFO is faster: a descriptor makes the sender wait for the receiver's acknowledgement
-// before the call may complete (quiet machine, 2 ranks, -R 1 against -R 0: 1 KiB 2x slower,
-// 8 KiB 17-19 against 12-15 us, 64 KiB 28-32 against 31-36 us; transports/shm/README.md).
-// Where registration still matters: host memory of another process between the threshold and
-// kCmaMinBytes (process_vm_readv for a registered piece only), and pieces above the floor
-// when the threshold was raised.
-inline constexpr size_t kRegisteredMinBytes = kDefaultZcopyBytes;
+// A registered piece (trncclCommRegister) goes by descriptor from this size up (or from
+// TRNCCL_SHM_ZCOPY_BYTES if set below kDefaultZcopyBytes), also when TRNCCL_SHM_ZCOPY_BYTES raises
+// the threshold of unregistered pieces (registering asks for in-place reads). Below it the FIFO is
+// faster: a descriptor makes the sender wait for the receiver's acknowledgement before the call may
+// complete (quiet machine, 2 ranks, all-reduce on trncclMemAlloc memory, -R 1 against -R 0:
+// 1 KiB 2x slower, 8 KiB 17-19 against 12-15 us, 64 KiB 28-32 against 31-36 us;
+// transports/shm/README.md). Where registration still matters: host memory of another
+// process between the threshold and kCmaMinBytes (process_vm_readv for a registered piece
+// only), and pieces above the floor when the threshold was raised.
+inline constexpr size_t kRegisteredMinBytes = 64 << 10;
 
 // Cross-memory attach is not one copy but two (the kernel's into a scratch buffer, then the
 // consumer's), like the FIFO, only both on the receiver: a host piece goes by CMA from this
