@@ -265,7 +265,6 @@ Status Endpoint::progress() {
       released(*op);
       op->channel->complete(*op, entries[i].len);
     }
-    completions_ += static_cast<uint64_t>(n);
     completed = true;
     if (static_cast<size_t>(n) < kCqBatch) break;
   }
@@ -281,6 +280,10 @@ Status Endpoint::progress() {
     queued_.pop_front();
   }
   if (completed) bell_->ring();
+  // The large message the waker was ringing for is through: arrivals wake nobody else again.
+  if (waker_ && waker_->mode() == Waker::Mode::kContinuous && !bulk()) {
+    waker_->watch(Waker::Mode::kIdle);
+  }
   return Status::ok();
 }
 
@@ -306,11 +309,7 @@ void Endpoint::runLiveness(std::chrono::milliseconds interval) {
     // Never waits for the executor: heartbeats must not stop while a call holds the lock
     // (and whoever holds it drives the provider anyway).
     if (std::unique_lock lock(mutex_, std::try_to_lock); lock.owns_lock()) {
-      const uint64_t before = completions_;
       (void)progress();  // an endpoint error reaches the executor through its own calls
-      // It may have taken a completion an executor asleep in poll(2) on the queue waits for
-      // (the descriptor will not show it again): make that executor look.
-      if (completions_ != before && waker_) waker_->kick();
       for (auto& channel : channels_) (void)linkStatus(*channel, false);
     }
     if (failed) bell_->ring();  // let a sleeping executor see it

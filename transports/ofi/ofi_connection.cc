@@ -47,23 +47,6 @@ Status OfiConnection::checkLink() {
   return endpoint_->linkStatus(channel_, false);
 }
 
-void OfiConnection::wakeFds(std::vector<int>& fds) const {
-  Waker* waker = endpoint_->waker();
-  if (waker == nullptr) return;
-  std::lock_guard lock(endpoint_->mutex());
-  if (endpoint_->bulk()) return;  // armDoorbell() follows
-  waker->watch(Waker::Mode::kIdle);
-  // News the descriptor may not show (completions queued, bytes read ahead): return at once.
-  if (!endpoint_->tryWait()) waker->kick();
-  fds.push_back(waker->cqFd());
-  fds.push_back(waker->kickFd());
-  testing::counters().add(testing::Event::kDescriptorWaits);
-}
-
-void OfiConnection::woke() {
-  if (Waker* waker = endpoint_->waker()) waker->clearKick();
-}
-
 void OfiConnection::armDoorbell() {
   Waker* waker = endpoint_->waker();
   if (waker == nullptr) return;

@@ -1,11 +1,10 @@
 // A connection over libfabric: a handle on one Channel of a shared Endpoint. Every call takes
 // the endpoint's lock and drives its completion queue first (endpoint.h), so any connection's
-// polling moves every connection's data of that rank. A waiting executor blocks on the queue's
-// wait descriptor itself or sleeps on the doorbell the endpoint's waker rings (waker.h).
+// polling moves every connection's data of that rank. A waiting executor sleeps on the
+// doorbell, which the endpoint's waker rings (waker.h).
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "transports/core/transport.h"
 #include "transports/ofi/channel.h"
@@ -29,12 +28,9 @@ class OfiConnection final : public Connection {
   // checked there (only a peer this rank waits for must keep talking).
   Status checkPeer() override;
   Status checkLink() override;
-  // Waiting (waker.h): the completion queue's descriptor and the waker's kick fd, unless a
-  // large message is in flight on the endpoint (then none: the executor sleeps on the doorbell
-  // and armDoorbell() has the waker ring it at every readable descriptor); none without a wait
-  // descriptor (the doorbell, rung by progress only: the executor's sleep is bounded).
-  void wakeFds(std::vector<int>& fds) const override;
-  void woke() override;
+  // Waiting (waker.h): no descriptors (the executor sleeps on the doorbell); before it does,
+  // the endpoint's waker watches the completion queue's descriptor for it, once, or at every
+  // arrival while a large message is in flight.
   void armDoorbell() override;
   int peer() const override { return channel_.peer(); }
   const char* transportName() const override { return "ofi"; }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,10 +21,10 @@ constexpr auto kLongestNap = std::chrono::microseconds(5000);
 }  // namespace
 
 Waker::Waker(int fd, Doorbell* bell, const std::atomic<uint64_t>* reads)
-    : fd_(fd), bell_(bell), reads_(reads), kick_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+    : fd_(fd), bell_(bell), reads_(reads) {
   int pipe[2] = {-1, -1};
-  if (!kick_ || ::pipe2(pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    TRN_WARN(kNet, "ofi: eventfd or pipe2 failed; polling the completion queue only");
+  if (::pipe2(pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    TRN_WARN(kNet, "ofi: pipe2 failed; polling the completion queue only");
     return;
   }
   control_[0].reset(pipe[0]);
@@ -40,16 +39,6 @@ Waker::~Waker() {
     (void)!::write(control_[1].get(), &byte, 1);
   }
   if (thread_.joinable()) thread_.join();
-}
-
-void Waker::kick() {
-  uint64_t one = 1;
-  (void)!::write(kick_.get(), &one, sizeof(one));
-}
-
-void Waker::clearKick() {
-  uint64_t value = 0;
-  (void)!::read(kick_.get(), &value, sizeof(value));
 }
 
 void Waker::watch(Mode mode) {

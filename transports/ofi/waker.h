@@ -1,23 +1,26 @@
-// Waiting on an endpoint's completion queue through its wait descriptor (FI_WAIT_FD), for the
-// two ways an executor waits (transports/core/waiting.h). With manual progress (tcp;ofi_rxm)
-// bytes move only while somebody calls fi_cq_read, so which one an executor uses depends on
-// what is in flight on the endpoint:
+// Rings the communicator's doorbell for an executor asleep on it when the endpoint's completion
+// queue's wait descriptor (FI_WAIT_FD) turns readable (transports/core/waiting.h: ofi offers
+// no descriptors of its own, so the executor sleeps on the doorbell). With manual progress
+// (tcp;ofi_rxm) bytes move only while somebody calls fi_cq_read: the executor does, over and
+// over, while it spins and yields; this thread only covers its blocked phase.
 //
-// - Nothing bulky (every message in flight fits a header slot, wire.h kInlineBytes): in
-//   poll(2) on the queue's descriptor itself, after fi_trywait said it may (the endpoint's
-//   tryWait()), and on kickFd(), an event fd made readable (kick()) when fi_trywait says the
-//   queue has news already or another thread took a completion the waiter waits for. One
-//   thread wake-up per arrival, none while the executor polls: the thread below sleeps.
-// - A large message in flight, or a waiter that also waits on a transport without
-//   descriptors (shm): on the doorbell, which this class's thread rings when the descriptor
-//   turns readable (watch()). kOnce rings once and stops watching; kContinuous rings at
-//   every readable descriptor and then waits for the queue to be read before it polls again
-//   (napping 50 us, doubling up to 5 ms), so an executor draining a large message keeps
-//   being rung while bytes stream in and rarely blocks at all: blocking in poll(2) between
-//   the pieces of a 1 MiB message made 2-32 MiB all-reduces 3-7x slower than this.
+// Before it sleeps the executor says how to watch (OfiConnection::armDoorbell, after
+// fi_trywait said it may block): kOnce rings once and stops watching; kContinuous, while a
+// large message is in flight, rings at every readable descriptor and then waits for the queue
+// to be read before it polls again (napping 50 us, doubling up to 5 ms), so an executor
+// draining a large message keeps being rung while bytes stream in. Otherwise (kIdle) the
+// thread sleeps on its control pipe: arrivals the executor picks up while it polls wake
+// nobody else. Before, the thread watched all the time: every arrival woke it and then the
+// executor, two thread wake-ups per message, the first even while the executor spun.
+//
+// The executor waiting in poll(2) on the descriptor itself was tried three times (d91aa8b,
+// once more in session 5, and here): one wake-up instead of two when it blocks, but 2-16 MiB
+// all-reduces 3-4x slower (5 ms poll timeouts, nothing readable, while the peer waited too)
+// and, with large messages kept on the doorbell, small ones 1.5-2x slower over 2,000-call
+// runs; see README.md.
 //
 // The thread only poll()s: libfabric is called by the endpoint's owner alone
-// (FI_THREAD_DOMAIN), including fi_trywait() before every wait.
+// (FI_THREAD_DOMAIN), including fi_trywait() before every sleep.
 #pragma once
 
 #include <atomic>
@@ -41,12 +44,6 @@ class Waker {
 
   // False when the thread or its descriptors could not be made: the owner polls only.
   bool running() const { return thread_.joinable(); }
-  // The completion queue's wait descriptor, and the event fd kick() makes readable.
-  int cqFd() const { return fd_; }
-  int kickFd() const { return kick_.get(); }
-  // Makes kickFd() readable until clearKick(): a waiter in poll(2) returns at once.
-  void kick();
-  void clearKick();
   // What the thread does from now on (see the header); kIdle: it sleeps.
   void watch(Mode mode);
   Mode mode() const { return mode_.load(std::memory_order_acquire); }
@@ -62,7 +59,6 @@ class Waker {
   int fd_;
   Doorbell* bell_;
   const std::atomic<uint64_t>* reads_;
-  FdGuard kick_;
   FdGuard control_[2];  // a pipe: a byte ends the thread's poll() (watch() or stop)
   std::atomic<Mode> mode_{Mode::kIdle};
   std::atomic<bool> stopping_{false};
