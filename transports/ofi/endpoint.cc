@@ -280,10 +280,6 @@ Status Endpoint::progress() {
     queued_.pop_front();
   }
   if (completed) bell_->ring();
-  // The large message the waker was ringing for is through: arrivals wake nobody else again.
-  if (waker_ && waker_->mode() == Waker::Mode::kContinuous && !bulk()) {
-    waker_->watch(Waker::Mode::kIdle);
-  }
   return Status::ok();
 }
 
