@@ -15,6 +15,7 @@ void emitLinkFields(YAML::Emitter& out, const LinkSpec& l) {
   out << YAML::Key << "class" << YAML::Value << std::string(linkClassName(l.cls));
   out << YAML::Key << "bandwidth_gbps" << YAML::Value << num(l.bandwidthGbps);
   out << YAML::Key << "latency_us" << YAML::Value << num(l.latencyUs);
+  if (l.inPlaceBytes > 0) out << YAML::Key << "in_place_bytes" << YAML::Value << l.inPlaceBytes;
 }
 
 void emitLink(YAML::Emitter& out, const char* key, const LinkSpec& l) {

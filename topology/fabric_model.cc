@@ -46,6 +46,9 @@ Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layou
     for (int jc = 0; jc < chips; ++jc) {
       f.portUp_.push_back(f.add(ResourceKind::kPortUp, jc, jc, port.bandwidthGbps, port.latencyUs));
       f.portDown_.push_back(f.add(ResourceKind::kPortDown, jc, jc, port.bandwidthGbps, 0));
+      for (int id : {f.portUp_.back(), f.portDown_.back()}) {
+        f.resources_[static_cast<size_t>(id)].inPlaceBytes = port.inPlaceBytes;
+      }
       if (const auto& cross = topo.fabric.crossLink) {
         f.crossUp_.push_back(
             f.add(ResourceKind::kCrossUp, jc, jc, cross->bandwidthGbps, cross->latencyUs));
@@ -121,6 +124,8 @@ Status FabricModel::push(int resource, Path& r) const {
   r.hops[static_cast<size_t>(r.count++)] = resource;
   r.latencyUs += res.latencyUs;
   r.bytesPerUs = r.count == 1 ? res.bytesPerUs : std::min(r.bytesPerUs, res.bytesPerUs);
+  const bool inPlace = res.inPlaceBytes > 0 && (r.count == 1 || r.inPlaceBytes > 0);
+  r.inPlaceBytes = inPlace ? std::max(r.inPlaceBytes, res.inPlaceBytes) : 0;
   return Status::ok();
 }
 

@@ -20,6 +20,10 @@
 // out and the receiver's NIC in, at the description's EFA bandwidth divided among its NICs, a
 // rank using its chip's NIC (network.nic_of_chip).
 //
+// In place: on a link whose description has in_place_bytes (this machine's shm transport, the
+// `host` description), a message of that size or more costs each hop half its bytes
+// (topology::linkByteShare: one copy instead of two).
+//
 // Reductions: a rank reduces at its share of its chip's HBM bandwidth (the chip's divided by its
 // ranks), 3 bytes of HBM traffic per byte reduced (two reads and a write), 2 per byte copied.
 #pragma once
@@ -51,8 +55,9 @@ struct Resource {
   int a = 0;  // links: from chip; ports and DMA: chip; NICs: instance (job-wide ids)
   int b = 0;  // links: to chip; NICs: NIC index within the instance; DMA: the core
   double bytesPerUs = 0;
-  double latencyUs = 0;  // what a transfer crossing it pays (a switch or NIC hop: the way in)
-  double messageUs = 0;  // an EFA NIC out: what each message costs its send queue
+  double latencyUs = 0;       // what a transfer crossing it pays (a switch or NIC hop: the way in)
+  double messageUs = 0;       // an EFA NIC out: what each message costs its send queue
+  uint64_t inPlaceBytes = 0;  // messages this large cost half their bytes (LinkSpec)
 };
 
 // What a transfer from one rank to another crosses, in order.
@@ -62,6 +67,9 @@ struct Path {
   std::array<int32_t, kMaxHops> hops{};  // resources
   double latencyUs = 0;                  // summed over the hops
   double bytesPerUs = 0;                 // the narrowest resource's bandwidth
+  uint64_t inPlaceBytes = 0;             // read in place from this size on every hop (0: never)
+  // What each byte of a message of `bytes` takes at the narrowest hop.
+  double usPerByte(uint64_t bytes) const { return linkByteShare(inPlaceBytes, bytes) / bytesPerUs; }
 };
 
 class FabricModel {

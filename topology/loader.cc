@@ -96,8 +96,13 @@ class Parser {
   }
 
   Result<LinkSpec> link(const YAML::Node& map, const std::string& path) const {
-    TRN_TRY(onlyKeys(map, path, {"class", "bandwidth_gbps", "latency_us"}));
-    return linkFields(map, path);
+    TRN_TRY(onlyKeys(map, path, {"class", "bandwidth_gbps", "latency_us", "in_place_bytes"}));
+    auto spec = linkFields(map, path);
+    if (!spec || !map["in_place_bytes"]) return spec;
+    auto inPlace = number(map, path, "in_place_bytes", false);
+    if (!inPlace) return inPlace.status();
+    spec->inPlaceBytes = static_cast<uint64_t>(*inPlace);
+    return spec;
   }
 
   const std::string& source() const { return source_; }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +35,19 @@ struct LinkSpec {
   LinkClass cls = LinkClass::kNeuronLink;
   double bandwidthGbps = 0;  // GB/s, one direction of one link
   double latencyUs = 0;      // per hop
+  // From this many bytes a message is read in place by its receiver (shm's zero copy:
+  // transports/shm/zero_copy.h): one copy per byte, the receiver's, where an ordinary message
+  // takes two (the sender's into the FIFO, the receiver's out of it), so it occupies the link
+  // for half its bytes' time. 0: never (YAML `in_place_bytes`).
+  uint64_t inPlaceBytes = 0;
   bool operator==(const LinkSpec&) const = default;
 };
+
+// The share of a message's bytes a link charges when its messages from `inPlaceBytes` on are
+// read in place (LinkSpec::inPlaceBytes): half for those, one copy instead of two.
+inline double linkByteShare(uint64_t inPlaceBytes, uint64_t bytes) {
+  return inPlaceBytes > 0 && bytes >= inPlaceBytes ? 0.5 : 1.0;
+}
 
 // What issuing one message costs the engine that sends it, beyond its bytes: a DMA descriptor
 // and a completion semaphore; across instances, a work request through the rail's EFA send

@@ -4,7 +4,8 @@
  *
  * Signatures follow the CUDA runtime where a counterpart exists, so a port is a rename
  * (cudaMalloc -> trnrtMalloc). Each device is an emulated NeuronCore with an HBM arena of
- * its kind's capacity; each stream is executed in order by a worker thread. A NULL stream
+ * its kind's capacity; each stream is executed in order by a worker thread, or by the host
+ * thread that waits for it in trnrtStreamSynchronize (as on a CPU runtime). A NULL stream
  * is the current device's default stream.
  */
 #ifndef TRNCCL_TRNRT_H_
@@ -74,11 +75,12 @@ trnrtError_t trnrtStreamQuery(trnrtStream_t stream);
  */
 typedef void (*trnrtStreamCallback_t)(trnrtStream_t stream, trnrtError_t status, void* userData);
 /**
- * Enqueues callback(stream, status, userData) on stream, as cudaStreamAddCallback: the stream's
- * worker thread runs it after all work enqueued before it, and work enqueued after it waits for
- * it. Unlike other tasks it also runs when the stream is in error (with that error as status),
- * so whoever waits on it always learns the outcome. It must not throw, block for long, or call
- * functions that wait for this stream. flags must be 0.
+ * Enqueues callback(stream, status, userData) on stream, as cudaStreamAddCallback: the thread
+ * running the stream's work (its worker, or a host thread waiting in trnrtStreamSynchronize)
+ * runs it after all work enqueued before it, and work enqueued after it waits for it. Unlike other
+ * tasks it also runs when the stream is in error (with that error as status), so whoever waits on
+ * it always learns the outcome. It must not throw, block for long, or call functions that wait for
+ * this stream. flags must be 0.
  */
 trnrtError_t trnrtStreamAddCallback(trnrtStream_t stream, trnrtStreamCallback_t callback,
                                     void* userData, unsigned int flags);

@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
 # trnccl-sim's prediction of this machine against a measurement (docs/SIMULATOR.md, "This
-# machine"): calibrates a `host` description for N ranks (trnccl-sim-calibrate --chips N), predicts
-# `mpirun -np N all_reduce_perf` over shm at N = 2 and 4 ranks with it, runs the benchmark, and
-# prints one table of predicted against measured time (out-of-place), both with the same
-# algorithm (ring: TRNCCL_ALGO for the library, --algo for the simulator).
-# Usage: perf/sim/host_compare.sh [build dir] [algorithm]   (a benchmark: run it on a quiet machine)
+# machine"): calibrates a `host` description for N ranks (trnccl-sim-calibrate --chips N, the
+# median of --repeat runs), predicts `mpirun -np N all_reduce_perf` over shm at N = 2 and 4
+# ranks with it, runs the benchmark REPEAT times per size (enough iterations for about a second
+# each), and prints one table of predicted against the median measured time (out of place),
+# with the lowest and highest measurement. Both sides use the same algorithm (ring: TRNCCL_ALGO
+# for the library, --algo for the simulator), the same pipeline slice (the shm connection's,
+# 64 KiB: --slice for the simulator) and the same placement (rank r on the (r mod k)-th CPU,
+# pin_rank.sh, as the calibration places its process r).
+# Usage: [REPEAT=5] perf/sim/host_compare.sh [build dir] [algorithm]
+#        (a benchmark: run it on a quiet machine; about two minutes)
 set -euo pipefail
 build=${1:-build}
 algo=${2:-ring}
+repeat=${REPEAT:-5}
+here=$(cd "$(dirname "$0")" && pwd)
 yaml=$(mktemp --suffix=.yaml)
 trap 'rm -f "$yaml"' EXIT
-sizes=(-b 64K -e 64M -f 8)
-printf '%6s %12s %12s %12s %8s\n' ranks bytes predicted_us measured_us error
+# size, iterations (about 0.2-1 s of benchmark per run at 4 ranks)
+sizes=("65536 2000" "524288 500" "4194304 100" "33554432 20")
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}'; }
+printf '%6s %10s %12s %12s %23s %8s\n' ranks bytes predicted_us measured_us 'lowest-highest' error
 for n in 2 4; do
-  "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --out "$yaml" >&2
-  predicted=$("$build/tools/trnccl-sim/trnccl-sim" "$yaml" --ranks "$n" --coll allreduce \
-    "${sizes[@]}" --algo "$algo" | awk '!/^#/ && NF {print $1, $6}')
-  measured=$(timeout 600 mpirun --allow-run-as-root --oversubscribe -np "$n" \
-    -x TRNCCL_ALGO="$algo" "$build/perf/all_reduce_perf" "${sizes[@]}" |
-    awk '!/^#/ && NF >= 6 && $1 ~ /^[0-9]+$/ {print $1, $6}')
-  join <(sort <<<"$predicted") <(sort <<<"$measured") | sort -n |
-    awk -v n="$n" '{printf "%6d %12d %12.1f %12.1f %+7.0f%%\n", n, $1, $2, $3, ($2 - $3) / $3 * 100}'
+  "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" >&2
+  for entry in "${sizes[@]}"; do
+    read -r bytes iters <<<"$entry"
+    predicted=$("$build/tools/trnccl-sim/trnccl-sim" "$yaml" --ranks "$n" --coll allreduce \
+      -b "$bytes" -e "$bytes" --slice 64K --algo "$algo" | awk '!/^#/ && NF {print $6}')
+    measured=$(for ((r = 0; r < repeat; ++r)); do
+      timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
+        -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
+        -b "$bytes" -e "$bytes" -n "$iters" -w $((iters / 10 + 1)) |
+        awk '!/^#/ && NF >= 6 && $1 ~ /^[0-9]+$/ {print $6}'
+    done | median)
+    read -r med low high <<<"$measured"
+    awk -v n="$n" -v b="$bytes" -v p="$predicted" -v m="$med" -v lo="$low" -v hi="$high" \
+      'BEGIN {printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%%\n", n, b, p, m, lo, hi, (p - m) / m * 100}'
+  done
 done

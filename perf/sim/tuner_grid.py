@@ -7,13 +7,20 @@ table, and with --estimates every algorithm's estimate against its simulated tim
 cost model is off, by how much).
 
 Usage: perf/sim/tuner_grid.py [--sim build/tools/trnccl-sim/trnccl-sim] [--estimates]
-       [--only SUBSTRING] [--jobs 2]
-A few minutes of CPU on the 2-core machine; the CTest tools.trnccl_sim.tuner_grid runs the
-cases of this grid that are right.
+       [--only SUBSTRING] [--jobs 2] [--sweep [--log FILE]]
+The grid below takes about 25 s of CPU on the 2-core machine; the CTest
+tools.trnccl_sim.tuner_grid runs the cases of it that are right.
+
+--sweep runs the broader check instead: every built-in topology (trnccl-topo --list) at
+2, 4, 8, ..., 256 and 2,048 ranks where the description has them (--ranks N within one copy
+of the description, else --instances K of it), the same three collectives, at 8 B, 4 KiB,
+256 KiB, 16 MiB and 1 GiB. Up to an hour of CPU (the 2,048-rank jobs take most of it): a
+benchmark, not a test. --log appends each job's misses as it finishes.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +37,33 @@ JOBS = [
     "trn3-ultraserver-gen2 --instances 4",
 ]
 COLLS = ["allreduce", "allgather", "reducescatter"]
+SWEEP_RANKS = [2, 4, 8, 16, 32, 64, 128, 256, 2048]
+# 8 B, then 4 KiB to 1 GiB by 64: (-b, -e, -f) of each trnccl-sim call
+SWEEP_SIZES = [("8", "8", "2"), ("4K", "1G", "64")]
+GRID_SIZES = [("8", "1G", "64")]
+
+
+def topo_ranks(topo_tool, name):
+    """(ranks per instance, ranks of one copy of the description)"""
+    out = subprocess.run([topo_tool, name], check=True, capture_output=True, text=True).stdout
+    m = re.search(r"(\d+) per instance, (\d+) in all", out)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    raise RuntimeError(f"no rank counts in trnccl-topo {name}")
+
+
+def sweep_jobs(topo_tool):
+    names = subprocess.run([topo_tool, "--list"], check=True, capture_output=True,
+                           text=True).stdout.split()
+    jobs = []
+    for n in SWEEP_RANKS:
+        for name in names:
+            per, total = topo_ranks(topo_tool, name)
+            if n <= total:
+                jobs.append(f"{name} --ranks {n}")
+            elif n % per == 0:
+                jobs.append(f"{name} --instances {n // per}")
+    return jobs
 
 
 def size_name(b):
@@ -39,14 +73,22 @@ def size_name(b):
     return f"{b} B"
 
 
-def run(sim, job, coll, threads):
+def run(sim, job, coll, threads, sizes):
+    rows = []
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "grid.json")
-        cmd = [sim, *job.split(), "--coll", coll, "-b", "8", "-e", "1G", "-f", "64", "--algo",
-               "all", "-j", str(threads), "-J", out]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            return json.load(f)
+        for b, e, f in sizes:
+            cmd = [sim, *job.split(), "--coll", coll, "-b", b, "-e", e, "-f", f, "--algo",
+                   "all", "-j", str(threads), "-J", out]
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
+            if "no path from rank" in done.stderr:  # e.g. instances without a network
+                return None
+            if done.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)}: {done.stderr}")
+            with open(out) as fh:
+                rows += json.load(fh)["rows"]
+    return {"rows": rows}
 
 
 def main():
@@ -56,13 +98,22 @@ def main():
     ap.add_argument("--estimates", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--log", default="")
     a = ap.parse_args()
+    topo_tool = os.path.join(os.path.dirname(os.path.dirname(a.sim)), "trnccl-topo", "trnccl-topo")
+    jobs, sizes = (sweep_jobs(topo_tool), SWEEP_SIZES) if a.sweep else (JOBS, GRID_SIZES)
     misses, right = [], []
-    for job in JOBS:
+    for job in jobs:
         for coll in COLLS:
             if a.only and a.only not in f"{job} {coll}":
                 continue
-            j = run(a.sim, job, coll, a.jobs)
+            before = len(misses)
+            j = run(a.sim, job, coll, a.jobs, sizes)
+            if j is None:
+                print(f"{job}: no path between its ranks in the description, skipped",
+                      file=sys.stderr)
+                break
             ok = True
             for row in j["rows"]:
                 ran = [c for c in row["results"] if c["ran"]]
@@ -81,6 +132,11 @@ def main():
                     print(f"{job} {coll} {size_name(row['size'])}: pick {pick} "
                           f"+{100 * excess:.0f}%  est/sim: {cells}", flush=True)
             (right if ok else []).append(f"{job}|{coll}")
+            if a.log:
+                with open(a.log, "a") as log:
+                    log.write(f"done {job} {coll}: {len(misses) - before} misses\n")
+                    for m in misses[before:]:
+                        log.write("| " + " | ".join(m) + " |\n")
     print("\n| job | collective | size | tuner's pick | slower than |\n|---|---|---:|---|---|")
     for m in misses:
         print("| " + " | ".join(m) + " |")

@@ -66,7 +66,10 @@ LinkCost crossLink(const LinkModel& m) {
   return m.crossBandwidth > 0 ? over({m.crossLatencyUs, m.crossBandwidth}, m.transports.intra)
                               : intraLink(m);
 }
-LinkCost flatLink(const LinkModel& m) { return m.multiInstance ? interLink(m) : crossLink(m); }
+LinkCost flatLink(const LinkModel& m) {
+  if (m.oneChip) return dmaLink(m);
+  return m.multiInstance ? interLink(m) : crossLink(m);
+}
 
 LinkCost ringStepLink(const LinkModel& m, LinkCost link) {
   // The hardware's part only: every step is a transport message, whichever hop it takes.

@@ -78,6 +78,9 @@ struct LinkModel {
   double chipLatencyUs = 0.5;
   double chipBandwidth = 820;  // GB/s per chip
   int ranksPerChip = 1;
+  // Every rank of the communicator is a core of one chip: what any algorithm crosses is a
+  // rank's DMA queue to its neighbour cores (flatLink), never a NeuronLink or a switch port.
+  bool oneChip = false;
   // The fabric's narrower path between instances of one description, set when the ranks span
   // them: a 3D torus's Z links, a switch's higher tier. crossBandwidth 0: none.
   double crossLatencyUs = 0;
@@ -111,7 +114,8 @@ LinkCost chipLink(const LinkModel& m);   // between the cores of one chip, the c
 LinkCost dmaLink(const LinkModel& m);    // one rank's DMA queue to the cores of its chip
 // The fabric's path between instances of one description (intraLink when there is none).
 LinkCost crossLink(const LinkModel& m);
-// The slowest link an algorithm that ignores the instance boundary crosses.
+// The slowest link an algorithm that ignores the instance boundary crosses (on one chip: a
+// rank's DMA queue, dmaLink).
 LinkCost flatLink(const LinkModel& m);
 // `link` as a ring over whole chips steps on it: from core to core of a chip (its DMA queue's
 // latency) ranksPerChip - 1 times for each time it crosses `link`, so a block's way round

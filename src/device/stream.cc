@@ -14,6 +14,25 @@ namespace {
 
 thread_local Stream* tlsCurrentStream = nullptr;
 
+// A waiter running a stream's tasks: the stream (and, per task, its device) is current for the
+// scope; the thread's own are restored after.
+class RunningAs {
+ public:
+  explicit RunningAs(Stream* stream) : stream_(tlsCurrentStream), device_(currentDevice()) {
+    tlsCurrentStream = stream;
+  }
+  ~RunningAs() {
+    tlsCurrentStream = stream_;
+    setCurrentDevice(device_);
+  }
+  RunningAs(const RunningAs&) = delete;
+  RunningAs& operator=(const RunningAs&) = delete;
+
+ private:
+  Stream* const stream_;
+  const int device_;
+};
+
 }  // namespace
 
 // Sleeps are bounded like every wait in trnccl; a wake-up is normally a ring.
@@ -71,7 +90,14 @@ Status Stream::synchronize() { return waitFor(enqueued_.load(std::memory_order_a
 
 Status Stream::waitFor(uint64_t sequence) {
   // sequence + 1 == 0: nothing was enqueued (synchronize() of a fresh stream).
-  waitCompleted(sequence + 1, sequence + 1);
+  const uint64_t count = sequence + 1;
+  // A thread already running a stream's task only waits: running another stream's tasks
+  // inside it could wait for work that only the outer task's stream would do.
+  if (tlsCurrentStream == nullptr) {
+    runAsWaiter(count);
+  } else {
+    waitCompleted(count, count);
+  }
   std::lock_guard<std::mutex> lock(errorMutex_);
   return error_;
 }
@@ -85,22 +111,102 @@ Status Stream::query() {
   return Status::ok();
 }
 
+bool Stream::tryTakeToken() {
+  return !running_.load(std::memory_order_relaxed) &&
+         !running_.exchange(true, std::memory_order_seq_cst);
+}
+
+void Stream::releaseToken() {
+  running_.store(false, std::memory_order_seq_cst);
+  // A waiter sleeping until the token is free (the fence inside pairs with its announcement).
+  wakeIfSleeping(doneBell_.word());
+}
+
+void Stream::runAsWaiter(uint64_t count) {
+  if (completed_.load(std::memory_order_acquire) >= count) return;
+  wanting_.fetch_add(1, std::memory_order_seq_cst);
+  while (completed_.load(std::memory_order_acquire) < count) {
+    if (tryTakeToken()) {
+      {
+        RunningAs running(this);
+        runTasks(count, false);
+      }
+      releaseToken();
+      break;
+    }
+    // The worker finishes its current task, or another waiter runs: wait for our count or the
+    // token, whichever comes first.
+    sleepUntil(
+        doneBell_, kMaxSleep,
+        [&] {
+          return completed_.load(std::memory_order_acquire) >= count ||
+                 !running_.load(std::memory_order_acquire);
+        },
+        [&] {
+          uint64_t lowest = wakeAt_.load(std::memory_order_relaxed);
+          while (count < lowest && !wakeAt_.compare_exchange_weak(lowest, count)) {
+          }
+        });
+  }
+  wanting_.fetch_sub(1, std::memory_order_seq_cst);
+  // The worker parked while we wanted the token: tasks after ours (or the destructor) need it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) ||
+      stopping_.load(std::memory_order_acquire)) {
+    wakeIfSleeping(workBell_.word());
+  }
+}
+
+bool Stream::workerMayRun() const {
+  return enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) &&
+         !running_.load(std::memory_order_acquire) && wanting_.load(std::memory_order_acquire) == 0;
+}
+
+void Stream::parkWorker() {
+  const uint32_t seen = workBell_.snapshot();
+  DoorbellSleeper sleeper(workBell_);
+  // After the announcement: a waiter leaving, or an enqueue, rings from here on.
+  if (workerMayRun()) return;
+  if (stopping_.load(std::memory_order_acquire) &&
+      enqueued_.load(std::memory_order_acquire) == completed_.load(std::memory_order_acquire)) {
+    return;
+  }
+  sleeper.sleep(seen, kMaxSleep);
+}
+
 void Stream::workerLoop() {
   tlsCurrentStream = this;
-  uint64_t next = 0;
   while (true) {
-    if (enqueued_.load(std::memory_order_acquire) == next) {
-      // Idle; stopping only once drained (a producer may still have published before it).
-      if (stopping_.load(std::memory_order_acquire)) {
-        if (enqueued_.load(std::memory_order_acquire) == next) return;
-        continue;
+    if (workerMayRun()) {
+      if (tryTakeToken()) {
+        runTasks(UINT64_MAX, true);
+        releaseToken();
       }
-      sleepUntil(workBell_, kMaxSleep, [&] {
-        return enqueued_.load(std::memory_order_acquire) != next ||
-               stopping_.load(std::memory_order_acquire);
-      });
       continue;
     }
+    const bool idle =
+        enqueued_.load(std::memory_order_acquire) == completed_.load(std::memory_order_acquire);
+    // Stopping only once drained (a producer may still have published before it).
+    if (idle && stopping_.load(std::memory_order_acquire)) return;
+    if (running_.load(std::memory_order_acquire) || wanting_.load(std::memory_order_acquire) != 0) {
+      parkWorker();
+      continue;
+    }
+    // Idle: poll briefly, then sleep; a waiter taking the token ends the polling too.
+    sleepUntil(workBell_, kMaxSleep, [&] {
+      return enqueued_.load(std::memory_order_acquire) !=
+                 completed_.load(std::memory_order_acquire) ||
+             stopping_.load(std::memory_order_acquire) ||
+             running_.load(std::memory_order_acquire) ||
+             wanting_.load(std::memory_order_acquire) != 0;
+    });
+  }
+}
+
+void Stream::runTasks(uint64_t count, bool yieldToWaiters) {
+  uint64_t next = completed_.load(std::memory_order_relaxed);  // ours while we hold the token
+  while (next < count && next < enqueued_.load(std::memory_order_acquire)) {
+    if (yieldToWaiters && wanting_.load(std::memory_order_acquire) != 0) return;
     Work& work = slots_[next % kSlots];
     runOne(work);
     work.task = nullptr;  // destroy the task's captures before the slot is reused
@@ -111,7 +217,8 @@ void Stream::workerLoop() {
 }
 
 void Stream::runOne(Work& work) {
-  // Only this thread writes error_ (under the lock, for other threads' reads): no lock here.
+  // Only the token's holder writes error_ (under the lock, for other threads' reads), and the
+  // token's hand-over orders the holders: no lock here.
   if (!error_.isOk()) {
     if (work.onSkip) work.onSkip(error_);
     return;

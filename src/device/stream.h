@@ -1,4 +1,5 @@
-// A stream: tasks executed in FIFO order by one worker thread.
+// A stream: tasks executed in FIFO order, by the stream's worker thread or by a host thread
+// that waits for them.
 //
 // Why a thread per stream: it gives CUDA's semantics for free — work on one stream is ordered,
 // work on different streams overlaps, and the host returns from enqueue at once.
@@ -13,15 +14,30 @@
 // poll briefly (Backoff) before they block, and their sleeps are bounded. When the ring is
 // full, enqueue waits for the worker to free a slot (CUDA's launch queue does the same).
 //
-// A sleeping waiter also publishes the completion count it needs (`wakeAt_`), and the worker
-// rings only once it is reached: a producer blocked on a full ring sleeps until a quarter of
-// the ring is free, not until the next slot is (a wake-up per task would cost the worker a
-// syscall and the core a context switch for every task of a benchmark loop).
-// So a task must never enqueue onto its own stream (the worker would wait for itself once the
-// ring is full): like CUDA's host functions, tasks make no runtime calls on their stream.
+// The waiter runs the work (as a CPU runtime would): a host thread blocked in synchronize() or
+// waitFor() does not sit idle while the worker runs its tasks; it takes the stream's run token
+// (`running_`) and runs the pending tasks itself, in order, up to the one it waits for, then
+// hands the token back. Whoever holds the token owns the next-task index (`completed_`), so at
+// any moment exactly one thread runs the stream's tasks and FIFO order holds. A waiter that
+// wants the token says so (`wanting_`): the worker gives the token up after its current task
+// and, while a waiter holds or wants it, sleeps without spinning until the token is released
+// or new work arrives. This halves the busy threads of a rank that issues collectives and then
+// synchronizes (the caller's and the worker's become one, as in an MPI rank). What stays as in
+// CUDA: enqueue returns at once and never runs a task (a send enqueued before its matching
+// receive on another stream cannot deadlock); query() runs nothing; a thread that is itself
+// running a stream's task only waits (no nesting); while a task runs on a waiter's thread,
+// current() is the stream and the current device the stream's, and both are restored after.
 //
-// A task that returns an error puts the stream in a sticky error state: every later task is
-// skipped (its onSkip callback, if any, is told why) and synchronize() reports the error.
+// A sleeping waiter also publishes the completion count it needs (`wakeAt_`), and the thread
+// running the tasks rings only once it is reached: a producer blocked on a full ring sleeps
+// until a quarter of the ring is free, not until the next slot is (a wake-up per task would
+// cost a syscall and the core a context switch for every task of a benchmark loop).
+// So a task must never enqueue onto its own stream (it would wait for itself once the ring is
+// full): like CUDA's host functions, tasks make no runtime calls on their stream.
+//
+// A task that returns an error (or throws) puts the stream in a sticky error state: every
+// later task is skipped (its onSkip callback, if any, is told why) and synchronize() reports
+// the error.
 #pragma once
 
 #include <atomic>
@@ -50,15 +66,21 @@ class Stream {
   // instead of the task when the stream is already in error, so that work which others wait
   // for (an event record) can report the failure rather than never complete.
   uint64_t enqueue(Task task, SkipHandler onSkip = nullptr);
-  // Blocks until every task enqueued before the call has run or been skipped; returns the
-  // stream's sticky error, if any.
+  // Blocks until every task enqueued before the call has run or been skipped, running them on
+  // the calling thread when it can take the run token; returns the sticky error, if any.
   Status synchronize();
-  // Blocks until task `sequence` has run or been skipped; returns the sticky error, if any.
+  // Blocks until task `sequence` has run or been skipped (as synchronize(), running the tasks
+  // up to it); returns the sticky error, if any.
   Status waitFor(uint64_t sequence);
   // kOk when idle, kInProgress while tasks are pending, the sticky error once failed.
   Status query();
 
-  // The stream whose worker is the calling thread, or nullptr on other threads.
+  // Threads in synchronize()/waitFor() that hold or want the run token (tests use it to know
+  // that a waiter is there before they let a task finish).
+  uint32_t waiters() const { return wanting_.load(std::memory_order_acquire); }
+
+  // The stream whose task the calling thread is running (its worker, or a waiter while it runs
+  // the stream's tasks), or nullptr.
   static Stream* current();
 
   // Task slots in the ring: enqueue waits when this many are pending.
@@ -71,6 +93,17 @@ class Stream {
   };
 
   void workerLoop();
+  // The worker may run: work is pending, and no waiter holds or wants the token.
+  bool workerMayRun() const;
+  // The worker's sleep while a waiter holds or wants the token: no polling, bounded.
+  void parkWorker();
+  // The waiter's side: runs tasks up to `count` when it can take the token, else waits.
+  void runAsWaiter(uint64_t count);
+  bool tryTakeToken();
+  void releaseToken();
+  // With the token: runs tasks in order up to `count` (exclusive); the worker stops early
+  // (`yieldToWaiters`) once a waiter wants the token.
+  void runTasks(uint64_t count, bool yieldToWaiters);
   void runOne(Work& work);
   // Waits until `count` tasks completed; asks the worker to ring once `wakeAt` (>= count) did.
   void waitCompleted(uint64_t count, uint64_t wakeAt);
@@ -81,16 +114,18 @@ class Stream {
   std::unique_ptr<Work[]> slots_;  // task i lives in slots_[i % kSlots]
   std::mutex enqueueMutex_;        // among producers only
   // Tasks ever enqueued (written under enqueueMutex_) and tasks run or skipped (a prefix of
-  // them, written by the worker).
+  // them, written by the token's holder: it is the index of the next task to run).
   std::atomic<uint64_t> enqueued_{0};
   std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> running_{false};  // the run token: held by whoever runs tasks
+  std::atomic<uint32_t> wanting_{0};  // waiters that want (or hold) the token
   // The lowest completion count a sleeping waiter asked to be woken at (UINT64_MAX: none).
   std::atomic<uint64_t> wakeAt_{UINT64_MAX};
   std::atomic<bool> stopping_{false};
-  Doorbell workBell_;  // the worker sleeps here: producers wake it
-  Doorbell doneBell_;  // waiters sleep here: the worker wakes them
+  Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters wake it
+  Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
   mutable std::mutex errorMutex_;
-  Status error_;        // sticky: the first failed task's Status (written by the worker)
+  Status error_;        // sticky: the first failed task's Status (written by the token's holder)
   std::thread worker_;  // last: starts once the state above is constructed
 };
 

@@ -166,6 +166,7 @@ void describeFabric(const topology::Topology& topo, const topology::Layout& layo
   m.messageUs = topo.device.messageUs;
   m.hbmBandwidth = topo.device.hbmBandwidthGbps / std::max(1, topo.ranksPerChip());
   m.ranksPerChip = layout.ranksPerChip;
+  m.oneChip = layout.nranks <= layout.ranksPerChip;  // the first chip's cores
   m.ranksPerServer = layout.ranksPerInstance;
   m.switched = topo.fabric.kind == topology::FabricKind::kSwitch;
   const bool oneCopy = layout.instances <= layout.descInstances;

@@ -10,6 +10,7 @@ namespace trnccl::sim {
 namespace {
 
 using schedule::Primitive;
+using topology::linkByteShare;
 
 constexpr double kUnknown = -1;  // a time not known yet (times are >= 0)
 constexpr uint32_t kNone = UINT32_MAX;
@@ -17,9 +18,8 @@ constexpr uint32_t kNone = UINT32_MAX;
 // Steps that run on the rank alone, when their group begins.
 bool local(Primitive p) { return p == Primitive::kCopy || p == Primitive::kReduce; }
 
-// One message on a directed connection, from the first side that begins it until both sides
-// are done with it. One cache line: a large mesh round has millions in flight, each touched at
-// scattered moments.
+// One message on a directed connection, from the first side that begins it until both are done
+// with it. One cache line: a large mesh round has millions in flight, touched at random moments.
 struct alignas(64) Msg {
   double sendReady = kUnknown;   // its data is at the sender (a forward: the first piece is)
   double recvPosted = kUnknown;  // the receiver began the step that receives it
@@ -44,10 +44,9 @@ struct Queue {
 
 // A fabric resource as the engine runs it.
 struct Lane {
-  double freeAt = 0;
-  double bytesPerUs = 1;
-  double busyUs = 0;
-  double messageUs = 0;  // per message it issues (first hop of a route)
+  double freeAt = 0, bytesPerUs = 1, busyUs = 0;
+  double messageUs = 0;       // per message it issues (first hop of a route)
+  uint64_t inPlaceBytes = 0;  // messages this large cost half their bytes (LinkSpec)
 };
 
 struct RankState {
@@ -93,7 +92,7 @@ class Engine {
     msgs_.clear();
     second_.clear();
     for (const Resource& r : p.fabric().resources())
-      lanes_.push_back(Lane{0, r.bytesPerUs, 0, r.messageUs});
+      lanes_.push_back(Lane{0, r.bytesPerUs, 0, r.messageUs, r.inPlaceBytes});
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
     // Every message a send starts: reserved (address space only) so that the table never moves.
     msgs_.reserve(p.sends());
@@ -335,7 +334,8 @@ void Engine::reserveHop(int32_t id, double now) {
   const Route& route = p_.route(m.conn);
   const int32_t r = route.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
-  double busy = static_cast<double>(m.bytes) / lane.bytesPerUs;
+  double busy =
+      linkByteShare(lane.inPlaceBytes, m.bytes) * static_cast<double>(m.bytes) / lane.bytesPerUs;
   if (m.hop == 0) busy += lane.messageUs;  // an EFA NIC's send queue takes it
   const double s = std::max(now, lane.freeAt);
   const double e = std::max(s + busy, m.bound);
@@ -367,7 +367,7 @@ void Engine::received(int32_t id) {
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
   const Route& route = p_.route(m.conn);
   const double arrive = m.start + route.latencyUs, arrived = m.bound + route.latencyUs;
-  const double firstPiece = std::max(arrive + piece / route.bytesPerUs, m.recvPosted);
+  const double firstPiece = std::max(arrive + piece * route.usPerByte(m.bytes), m.recvPosted);
   double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
   if (m.reduces) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
@@ -379,8 +379,8 @@ void Engine::received(int32_t id) {
   // The forward, and a duplicated write's second one, stream the same pieces.
   for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
     Msg& out = msgs_[static_cast<size_t>(f)];
-    out.bound =
-        done + std::min(static_cast<double>(out.bytes), piece) / p_.route(out.conn).bytesPerUs;
+    out.bound = done + std::min(static_cast<double>(out.bytes), piece) *
+                           p_.route(out.conn).usPerByte(out.bytes);
     push(forwardable, static_cast<uint32_t>(f), kForward);
   }
   freeMsg(id);

@@ -79,8 +79,12 @@ schedule::Schedule oneShot(const CollArgs& a) {
   return s;
 }
 
-// One round in which every rank sends the whole buffer to every peer.
-double estimate(const CollArgs& a, const LinkModel& m) { return directRound(a, m, totalBytes(a)); }
+// One round in which every rank sends the whole buffer to every peer, then the fold: n - 1
+// reductions of the whole buffer one after another (the arrivals are in by then).
+double estimate(const CollArgs& a, const LinkModel& m) {
+  const double S = totalBytes(a);
+  return directRound(a, m, S) + (a.nranks - 1) * reduceUs(m, S);
+}
 
 }  // namespace
 

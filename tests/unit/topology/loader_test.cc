@@ -166,6 +166,27 @@ TEST(RoundTrip, DmaEngineRateIsTheOnChipLink) {
   EXPECT_EQ(*back, *t);
 }
 
+// fabric.link's in_place_bytes (the `host` description of the shm transport: messages from that
+// size are read in place, one copy instead of two) loads and survives a dump; absent, it is 0.
+TEST(RoundTrip, InPlaceBytesOfASwitchLink) {
+  const std::string text = R"(name: host
+chips_per_instance: 2
+device: {kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: 6}
+fabric:
+  kind: switch
+  link: {class: pcie, bandwidth_gbps: 2.5, latency_us: 0.4, in_place_bytes: 65536}
+)";
+  auto t = parseTopology(text, "host.yaml");
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(t->fabric.link.inPlaceBytes, 65536u);
+  auto back = parseTopology(dumpYaml(*t), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *t);
+  auto plain = parseTopology(kCustom, "custom.yaml");
+  ASSERT_TRUE(plain) << plain.status().message();
+  EXPECT_EQ(plain->fabric.link.inPlaceBytes, 0u);
+}
+
 // Loads `text` from a file and expects an error naming that file, `line` and `fragment`.
 void expectError(const std::string& text, int line, const std::string& fragment) {
   TempFile file("bad.yaml", text);

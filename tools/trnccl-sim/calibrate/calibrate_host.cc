@@ -8,13 +8,19 @@
 //     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
 //     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop.
+// Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
+// rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
+// 5); the description takes the median, and the spread (lowest to highest) is printed.
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the copy rate; the "HBM" of a chip is three times the reduction
-// rate, as the simulator charges three bytes of HBM traffic per byte reduced.
-// Usage: trnccl-sim-calibrate [--chips N] [--out FILE]
+// port's bandwidth is half the copy rate; from the transport's zero-copy size (zero_copy.h
+// kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
+// in_place_bytes. The "HBM" of a chip is three times the reduction rate, as the simulator
+// charges three bytes of HBM traffic per byte reduced.
+// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--repeat R]
 #include <fmt/format.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +36,7 @@
 
 #include "common/wait.h"
 #include "device/reduce.h"
+#include "transports/shm/zero_copy.h"
 
 namespace {
 
@@ -63,12 +70,28 @@ bool await(const std::atomic<uint32_t>& word, uint32_t want, Doorbell& bell) {
   }
 }
 
+// Puts this process on the (i mod k)-th of the k CPUs it may run on.
+void pin(int i) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  if (cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<size_t>(i) % cpus.size()], &one);
+  sched_setaffinity(0, sizeof(one), &one);
+}
+
 // Runs body(i, shared) in `procs` processes that start together; false if any failed.
 bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared*)>& body) {
   std::vector<pid_t> children;
   for (int i = 0; i < procs; ++i) {
     const pid_t pid = fork();
     if (pid == 0) {
+      pin(i);
       shared->arrived.fetch_add(1);
       const Deadline deadline = Deadline::after(std::chrono::seconds(10));
       while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
@@ -129,58 +152,91 @@ bool passToken(int i, Shared* shared, int procs) {
   return true;
 }
 
-}  // namespace
+// Repeats a measurement of `procs` processes: each time, the slowest process's seconds.
+struct Spread {
+  double median = 0, low = 0, high = 0;  // of rate(seconds), over the repetitions
+  bool ok = true;
+};
+Spread measure(int procs, int repeat, const std::function<bool(int, Shared*)>& body,
+               const std::function<double(double)>& rate, void* mem) {
+  std::vector<double> rates;
+  Spread s;
+  for (int r = 0; r < repeat && s.ok; ++r) {
+    auto* shared = new (mem) Shared;
+    s.ok = runTogether(procs, shared, body);
+    rates.push_back(rate(*std::max_element(shared->seconds, shared->seconds + procs)));
+  }
+  std::sort(rates.begin(), rates.end());
+  const size_t n = rates.size();
+  s.median = n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
+  s.low = rates.front();
+  s.high = rates.back();
+  s.ok = s.ok && s.median > 0;
+  return s;
+}
 
-int main(int argc, char** argv) {
-  int chips = 4;
-  std::string out = "host.yaml";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--out") out = argv[i + 1];
-  }
-  if (chips < 2 || chips > 64 || argc % 2 == 0) {
-    std::fprintf(stderr, "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE]\n");
-    return 2;
-  }
-  void* mem =
-      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return 1;
-  auto* shared = new (mem) Shared;
-  const bool copied = runTogether(chips, shared, copyOnce);
-  const double slowest = *std::max_element(shared->seconds, shared->seconds + chips);
-  const double gbps = copied ? kCopyRounds * static_cast<double>(kCopyBytes) / slowest / 1e9 : 0;
-  shared = new (mem) Shared;
-  const bool reduced = runTogether(chips, shared, reduceOnce);
-  const double reduceSlowest = *std::max_element(shared->seconds, shared->seconds + chips);
-  const double reduceGbps =
-      reduced ? kCopyRounds * static_cast<double>(kCopyBytes) / reduceSlowest / 1e9 : 0;
-  shared = new (mem) Shared;
-  const bool passed =
-      runTogether(chips, shared, [chips](int i, Shared* s) { return passToken(i, s, chips); });
-  const double us = passed ? shared->seconds[0] / kTokenRounds / chips * 1e6 : 0;
-  munmap(mem, sizeof(Shared));
-  if (gbps <= 0 || us <= 0 || reduceGbps <= 0) {
-    std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
-    return 1;
-  }
-  const std::string yaml = fmt::format(
+std::string describe(int chips, const Spread& copy, const Spread& red, const Spread& hop) {
+  using trnccl::transport::shm::kDefaultZcopyBytes;
+  return fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
-      "# trnccl-sim-calibrate: copy rate {:.2f} GB/s per rank with all copying at once, float\n"
-      "# sums {:.2f} GB/s per rank (the emulated core's kernel, all at once), hand-off latency\n"
-      "# {:.2f} us per hop of a token among them (docs/SIMULATOR.md).\n"
+      "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets): copy\n"
+      "# rate {:.2f} [{:.2f}-{:.2f}] GB/s per rank with all copying at once, float sums {:.2f}\n"
+      "# [{:.2f}-{:.2f}] GB/s per rank (the emulated core's kernel, all at once), hand-off\n"
+      "# latency {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. From {} bytes\n"
+      "# (shm's zero-copy size) the receiver reads a message in place (docs/SIMULATOR.md).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device: {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: {:.2f}}}\n"
       "fabric:\n  kind: switch\n"
-      "  link: {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}}}\n",
-      chips, gbps, reduceGbps, us, chips, chips, 3 * reduceGbps, gbps / 2, us);
+      "  link: {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: {}}}\n",
+      chips, copy.median, copy.low, copy.high, red.median, red.low, red.high, hop.median, hop.low,
+      hop.high, kDefaultZcopyBytes, chips, chips, 3 * red.median, copy.median / 2, hop.median,
+      kDefaultZcopyBytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int chips = 4, repeat = 5;
+  std::string out = "host.yaml";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--out") out = argv[i + 1];
+    if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
+  }
+  if (chips < 2 || chips > 64 || repeat < 1 || repeat > 100 || argc % 2 == 0) {
+    std::fprintf(stderr,
+                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--repeat 1..100]\n");
+    return 2;
+  }
+  void* mem =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 1;
+  const auto gbps = [](double s) {
+    return kCopyRounds * static_cast<double>(kCopyBytes) / s / 1e9;
+  };
+  const Spread copy = measure(chips, repeat, copyOnce, gbps, mem);
+  const Spread red = measure(chips, repeat, reduceOnce, gbps, mem);
+  // The slowest process's time per round of the token, per hop.
+  const Spread hop = measure(
+      chips, repeat, [chips](int i, Shared* s) { return passToken(i, s, chips); },
+      [chips](double s) { return s / kTokenRounds / chips * 1e6; }, mem);
+  munmap(mem, sizeof(Shared));
+  if (!copy.ok || !red.ok || !hop.ok) {
+    std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
+    return 1;
+  }
+  const std::string yaml = describe(chips, copy, red, hop);
   FILE* f = std::fopen(out.c_str(), "w");
   if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
     return 1;
   }
-  std::printf("copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s\n", gbps,
-              reduceGbps, us, out.c_str());
+  std::printf(
+      "copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s (medians of %d; "
+      "copy %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
+      copy.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high, red.low,
+      red.high, hop.low, hop.high);
   return 0;
 }

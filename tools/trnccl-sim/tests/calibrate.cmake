@@ -1,15 +1,16 @@
 # Calibrates a `host` description for 2 ranks and simulates one all-reduce on it: the YAML must
-# load, name its measured rates, and give a table row with a positive time.
+# load, name its measured rates and the shm transport's in-place size, and give a table row with
+# a positive time.
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
-execute_process(COMMAND ${CALIBRATE} --chips 2 --out ${DIR}/host.yaml
+execute_process(COMMAND ${CALIBRATE} --chips 2 --repeat 1 --out ${DIR}/host.yaml
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, reduce [0-9.]+ GB/s per rank, hand-off [0-9.]+ us")
   message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
 endif()
 file(READ ${DIR}/host.yaml yaml)
-if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+")
+if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+, in_place_bytes: [1-9][0-9]*")
   message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
 endif()
 execute_process(COMMAND ${SIM} ${DIR}/host.yaml --ranks 2 --coll allreduce -b 64K -e 64K

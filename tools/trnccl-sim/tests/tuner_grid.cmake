@@ -4,8 +4,10 @@
 # cmake -DSIM=... -P tuner_grid.cmake
 #
 # The grid holds the cases where the tuner is right today at every size (perf/sim/tuner_grid.py
-# runs the full grid and prints them); the cases where it is not (and by how much) are listed
-# in docs/SIMULATOR.md, to be fixed in the tuner's cost model and then added here.
+# runs the full grid and prints them; --sweep the broader one); the cases where it is not (and
+# by how much) are listed in docs/SIMULATOR.md, to be fixed in the tuner's cost model and then
+# added here. A case's optional third field replaces the sizes (-b 8 -e 1G -f 64): the sweep's
+# 4 KiB to 1 GiB, where its 256 KiB rows were misses before.
 set(cases
   "trn1.32xlarge --ranks 8|allreduce"
   "trn1.32xlarge --ranks 8|allgather"
@@ -32,15 +34,27 @@ set(cases
   "trn3-ultraserver-gen1 --ranks 64|reducescatter"
   "trn3-ultraserver-gen2 --instances 4|allreduce"
   "trn3-ultraserver-gen2 --instances 4|allgather"
-  "trn3-ultraserver-gen2 --instances 4|reducescatter")
+  "trn3-ultraserver-gen2 --instances 4|reducescatter"
+  # All ranks on one chip: what they cross is a rank's DMA queue (LinkModel::oneChip).
+  "trn2.48xlarge --ranks 4|allreduce"
+  "trn2.48xlarge-lnc2 --ranks 2|allreduce"
+  "trn2.48xlarge-lnc2 --ranks 4|allreduce"
+  "trn2-ultraserver --ranks 4|allreduce"
+  # oneshot's fold: n - 1 reductions of the whole buffer after its round.
+  "trn3-ultraserver-gen1 --ranks 8|allreduce|-b 4K -e 1G -f 64")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 where)
   list(GET parts 1 coll)
-  separate_arguments(args UNIX_COMMAND "${where}")
+  set(sizes "-b 8 -e 1G -f 64")
+  list(LENGTH parts fields)
+  if(fields GREATER 2)
+    list(GET parts 2 sizes)
+  endif()
+  separate_arguments(args UNIX_COMMAND "${where} ${sizes}")
   execute_process(
-    COMMAND ${SIM} ${args} --coll ${coll} -b 8 -e 1G -f 64 --algo all --max-excess 0.10 -j 1
+    COMMAND ${SIM} ${args} --coll ${coll} --algo all --max-excess 0.10 -j 1
     RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err TIMEOUT 300)
   if(NOT rc EQUAL 0)
     string(APPEND failed "${where} ${coll}:\n${err}")
