@@ -231,6 +231,10 @@ Result<bool> Channel::sendDone() {
 
 bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ < pieceSeq_; }
 
+bool Channel::bulk() const {
+  return piecesDone_ < pieceSeq_ || (recv_.bytes() > kInlineBytes && !recv_.complete());
+}
+
 // ---- receiving ----
 
 Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {

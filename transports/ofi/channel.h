@@ -91,6 +91,8 @@ class Channel {
 
   // Sends posted or queued whose completion has not arrived.
   bool sending() const;
+  // Data pieces in flight, or a message larger than kInlineBytes partly received.
+  bool bulk() const;
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
   template <typename F>

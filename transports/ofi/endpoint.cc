@@ -77,6 +77,7 @@ Status Endpoint::openObjects() {
     rc = fi_control(&cq_->fid, FI_GETWAIT, &fd);
     if (rc == 0 && fd >= 0) {
       waker_ = std::make_unique<Waker>(fd, bell_, &cqReads_);
+      if (!waker_->running()) waker_.reset();
     } else {
       TRN_INFO(kNet, "ofi: no wait descriptor ({}); polling only", fiError("fi_control", rc));
     }
@@ -280,6 +281,15 @@ Status Endpoint::progress() {
   }
   if (completed) bell_->ring();
   return Status::ok();
+}
+
+bool Endpoint::tryWait() {
+  fid* fids[] = {&cq_->fid};
+  return fi_trywait(fabric_.get(), fids, 1) == FI_SUCCESS;
+}
+
+bool Endpoint::bulk() const {
+  return std::any_of(channels_.begin(), channels_.end(), [](const auto& c) { return c->bulk(); });
 }
 
 void Endpoint::startLiveness(std::chrono::milliseconds interval) {

@@ -5,10 +5,12 @@
 // Progress: every call of a connection takes the endpoint's lock and runs progress(), which
 // reads the completion queue (driving a manual-progress provider), hands each completion to
 // its channel, retries operations the provider refused with -FI_EAGAIN (queued in order), and
-// rings the communicator's doorbell when anything completed. When the completion queue has a
-// file-descriptor wait object, a small thread (waker.h) rings the doorbell as soon as the
-// descriptor turns readable, so an executor sleeping on the doorbell wakes for arriving data
-// instead of at its 5 ms poll bound; the thread never calls into libfabric.
+// rings the communicator's doorbell when anything completed. The executor calls them over and
+// over while it spins and yields (its backoff), so it drives the provider itself. When it
+// blocks and the completion queue has a file-descriptor wait object, it sleeps on the doorbell
+// once fi_trywait allows it (tryWait()), and a small thread (waker.h) rings it when the
+// descriptor turns readable: once, or at every arrival while a large message is in flight
+// (bulk()); the thread never calls into libfabric and sleeps while nobody blocks.
 //
 // Registration: when the provider needs local registration (FI_MR_LOCAL in mr_mode) or
 // TRNCCL_OFI_MR_LOCAL=1 says to behave as if it did, the channels register their own buffers
@@ -118,6 +120,15 @@ class Endpoint {
   MrCache* mrCache() const { return mrCache_.get(); }
   size_t maxMessageBytes() const { return info_->ep_attr->max_msg_size; }
   bool hasWaker() const { return waker_ != nullptr; }
+  // The completion queue's wait descriptor and its thread (waker.h); null: poll only.
+  Waker* waker() const { return waker_.get(); }
+  // fi_trywait on the completion queue, under the lock: true when a waiter may block (its
+  // descriptor will turn readable for what comes next), false when completions (or bytes the
+  // provider read ahead) wait for progress().
+  bool tryWait();
+  // A message too large for a header slot is being sent or received on a channel (under the
+  // lock): the executor should keep the queue read while it streams (waker.h).
+  bool bulk() const;
 
  private:
   Endpoint(InfoPtr info, int rank, Doorbell* bell, MemoryLocator locate);
@@ -135,7 +146,7 @@ class Endpoint {
   Doorbell* bell_;
   MemoryLocator locate_;  // for the registration cache
   std::mutex mutex_;
-  std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after each ring
+  std::atomic<uint64_t> cqReads_{0};  // the waker waits for it to move after a ring (waker.h)
   Status error_;
   std::deque<Op*> queued_;
   size_t posted_ = 0;     // operations the provider holds (Op::posted)

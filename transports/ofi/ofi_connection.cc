@@ -2,6 +2,9 @@
 
 #include <mutex>
 
+#include "transports/ofi/testing.h"
+#include "transports/ofi/waker.h"
+
 namespace trnccl::transport::ofi {
 
 Status OfiConnection::beginSend(uint64_t tag, size_t bytes) {
@@ -42,6 +45,17 @@ Status OfiConnection::checkLink() {
   std::lock_guard lock(endpoint_->mutex());
   TRN_TRY(endpoint_->progress());
   return endpoint_->linkStatus(channel_, false);
+}
+
+void OfiConnection::armDoorbell() {
+  Waker* waker = endpoint_->waker();
+  if (waker == nullptr) return;
+  std::lock_guard lock(endpoint_->mutex());
+  const bool bulk = endpoint_->bulk();
+  waker->watch(bulk ? Waker::Mode::kContinuous : Waker::Mode::kOnce);
+  testing::counters().add(bulk ? testing::Event::kBulkDoorbellWaits
+                               : testing::Event::kDoorbellWaits);
+  if (!endpoint_->tryWait()) waker->ring();  // news pending: the sleep must not start
 }
 
 }  // namespace trnccl::transport::ofi

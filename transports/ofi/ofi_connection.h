@@ -1,6 +1,7 @@
 // A connection over libfabric: a handle on one Channel of a shared Endpoint. Every call takes
 // the endpoint's lock and drives its completion queue first (endpoint.h), so any connection's
-// polling moves every connection's data of that rank.
+// polling moves every connection's data of that rank. A waiting executor sleeps on the
+// doorbell, which the endpoint's waker rings (waker.h).
 #pragma once
 
 #include <memory>
@@ -27,6 +28,10 @@ class OfiConnection final : public Connection {
   // checked there (only a peer this rank waits for must keep talking).
   Status checkPeer() override;
   Status checkLink() override;
+  // Waiting (waker.h): no descriptors (the executor sleeps on the doorbell); before it does,
+  // the endpoint's waker watches the completion queue's descriptor for it, once, or at every
+  // arrival while a large message is in flight.
+  void armDoorbell() override;
   int peer() const override { return channel_.peer(); }
   const char* transportName() const override { return "ofi"; }
   // The endpoint this connection is a channel of (tests hold its locks to stall a rank).

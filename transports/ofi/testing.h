@@ -20,6 +20,9 @@ enum class Event {
   kLiveRegistrations,  // cached registrations open right now
   kReleasedAtClose,    // operations cancelled (or completed) while an endpoint closed
   kHeldAtClose,        // operations the provider still held when an endpoint closed
+  kDoorbellWaits,      // waits on the doorbell with the waker armed once (kOnce)
+  kBulkDoorbellWaits,  // waits on the doorbell with a large message in flight (kContinuous)
+  kWakerRings,         // doorbell rings by the waker thread
   kCount
 };
 using Counters = transport::Counters<Event>;
