@@ -55,7 +55,12 @@ void OfiConnection::armDoorbell() {
   waker->watch(bulk ? Waker::Mode::kContinuous : Waker::Mode::kOnce);
   testing::counters().add(bulk ? testing::Event::kBulkDoorbellWaits
                                : testing::Event::kDoorbellWaits);
-  if (!endpoint_->tryWait()) waker->ring();  // news pending: the sleep must not start
+  if (!endpoint_->tryWait()) {
+    // News pending: the sleep must not start, and a kOnce watch must not outlive it (it would
+    // ring at the next arrival while nobody sleeps).
+    if (!bulk) waker->watch(Waker::Mode::kIdle);
+    waker->ring();
+  }
 }
 
 }  // namespace trnccl::transport::ofi

@@ -88,7 +88,11 @@ TEST_P(OfiWaitTest, ArrivalsWhileNobodySleepsWakeNoThread) {
     ASSERT_TRUE(done.isOk() && *done) << "send " << i << " did not complete";
   }
   std::this_thread::sleep_for(50ms);  // the arrivals sit in rank 1's queue
-  EXPECT_EQ(count(Event::kWakerRings), rings);
+  // A rank whose executor slept in lateMessage and was woken by something else than its waker
+  // (the doorbell's bounded sleep, another ring) leaves a kOnce watch behind, which rings once at
+  // its next arrival: at most one such ring per rank. A waker that rang at every arrival would
+  // ring 12 times or more here.
+  EXPECT_LE(count(Event::kWakerRings) - rings, 2);
   Connection* receiver = cluster_->connTo(1, 0);
   for (int i = 0; i < kMessages; ++i) {
     std::vector<std::byte> in(kBytes);
