@@ -134,11 +134,14 @@ TEST(YieldBudget, StopsSpinningOnAContendedCoreAndSpinsAgainOnAnIdleOne) {
 TEST(Backoff, AnIdleWaiterSleepsAndWakesWhenSignalled) {
   Doorbell bell;
   std::atomic<bool> ready{false};
+  // Taken before the waiter starts and before the 200 ms sleep: `ready` cannot be seen earlier
+  // than start + 200 ms (a start taken inside the waiter's thread could be later than the
+  // sleep's, and the CI pre-run once measured 199.94 ms that way).
+  const auto start = Clock::now();
   auto waiter = std::async(std::launch::async, [&] {
     const nanoseconds cpu0 = threadCpu();
-    const auto t0 = Clock::now();
     sleepUntil(bell, 10s, [&] { return ready.load(std::memory_order_acquire); });
-    return std::pair{threadCpu() - cpu0, Clock::now() - t0};
+    return std::pair{threadCpu() - cpu0, Clock::now() - start};
   });
   std::this_thread::sleep_for(200ms);
   ready.store(true, std::memory_order_release);
