@@ -1,7 +1,8 @@
 // Mesh (direct) collectives, for the all-to-all NeuronSwitch fabric and for small messages:
 // every rank exchanges with every peer directly, in O(1) steps.
 //
-// All-gather: one round, my block to every peer and every peer's block from it, concurrently.
+// All-gather: one round, my block to every peer (from sendbuff) and every peer's block from it,
+// concurrently; then my block is copied into recvbuff (a no-op in place).
 // Reduce-scatter: round (1) of the all-reduce below, on blocks of recvcount.
 // All-reduce:
 // Composition: (1) send block k to rank k for every k concurrently, and fold the n copies of
@@ -46,15 +47,19 @@ schedule::Schedule allReduce(const CollArgs& a) {
   return s;
 }
 
+// My block leaves from sendbuff (it is only ever sent) and is copied into recvbuff after the
+// round, while the peers read it: copied first, the round waited for that copy (issue 14).
 schedule::Schedule allGather(const CollArgs& a) {
   schedule::Schedule s = startSchedule(a, kMeshAllGather.name);
   const size_t block = a.count * device::dataTypeSize(a.type);
   auto* recv = static_cast<std::byte*>(a.recv);
+  auto* send = static_cast<std::byte*>(const_cast<void*>(a.send));
+  directAllGather(
+      s, ringAt(everyRank(a.nranks), a.rank),
+      [&](int b) { return b == a.rank ? send : recv + b * block; }, [&](int) { return a.count; },
+      a.count);
   s.add(Step{
       .prim = Primitive::kCopy, .src = a.send, .dst = recv + a.rank * block, .count = a.count});
-  directAllGather(
-      s, ringAt(everyRank(a.nranks), a.rank), [&](int b) { return recv + b * block; },
-      [&](int) { return a.count; }, a.count);
   return s;
 }
 

@@ -87,5 +87,39 @@ TEST(ZeroCopy, RingAllGatherReadsEveryFullSliceInPlace) {
   }
 }
 
+// At 2 ranks the all-gathers the tuner picks from 16 KiB to 1 MiB (mesh, bruck) exchange each
+// block as one message, whole, never in slices: one descriptor per block from the zero-copy
+// threshold, read in place; below it the FIFO. Counts of one element around 32 and 64 KiB per
+// rank (the threshold and the slice), out of place and in place; results checked too (issue 14).
+TEST(ZeroCopy, TwoRankAllGatherSendsEachBlockAsOneMessage) {
+  Ranks& ranks = Ranks::get(2);
+  const size_t threshold = transport::shm::kDefaultZcopyBytes / sizeof(float);
+  const size_t slice = ranks.comm(0)->impl->sliceBytes() / sizeof(float);
+  for (const char* algo : {"mesh", "bruck"}) {
+    ScopedTuning tuning(ranks, algo);
+    for (size_t count : {threshold - 1, threshold, threshold + 1, slice - 1, slice, slice + 1}) {
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << algo << ", count " << count << (inPlace ? " in place" : ""));
+        const int64_t inline0 = shmCount(ShmEvent::kInlineRecords);
+        const int64_t pointer0 = shmCount(ShmEvent::kPointerDescriptors);
+        std::vector<size_t> bad(2);
+        ranks.run([&](int r) {
+          bad[r] = runAllGather(ranks.comm(r), ranks.stream(r), r, 2, count, inPlace);
+        });
+        EXPECT_EQ(bad[0] + bad[1], 0u);
+        const bool described = count >= threshold;
+        EXPECT_EQ(shmCount(ShmEvent::kPointerDescriptors) - pointer0, described ? 2 : 0);
+        const int64_t copied = shmCount(ShmEvent::kInlineRecords) - inline0;
+        if (described) {
+          EXPECT_EQ(copied, 0);
+        } else {
+          EXPECT_GE(copied, 2);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trnccl::testing

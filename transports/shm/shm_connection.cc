@@ -43,6 +43,7 @@ ShmConnection::ShmConnection(PeerLink link)
       peerBell_(&link_.remote->header()->bell),
       send_("shm", MessageState::Direction::kSend, link_.peer),
       recv_("shm", MessageState::Direction::kRecv, link_.peer),
+      selfPid_(::getpid()),
       outCtrl_(link_.remote->ctrl(link_.outSlot)),
       outData_(link_.remote->data(link_.outSlot)),
       outCap_(link_.remote->fifoBytes()),
@@ -100,7 +101,7 @@ bool ShmConnection::describe(const void* src, size_t bytes, bool allowCma, Recor
   }
   if ((link_.peerCaps & kCapArenaMap) && link_.locate) {
     std::optional<MemoryLocation> where = link_.locate(src);
-    if (where && where->pid == ::getpid() && where->offset <= where->arenaBytes &&
+    if (where && where->pid == selfPid_ && where->offset <= where->arenaBytes &&
         bytes <= where->arenaBytes - where->offset) {
       record.kind = static_cast<uint32_t>(RecordKind::kArena);
       record.fd = where->arenaFd;
@@ -241,20 +242,15 @@ Result<bool> ShmConnection::nextRecord() {
     TRN_TRY(checkData(record));
     cur_ = Current{static_cast<RecordKind>(record.kind), record.bytes, 0, record};
   }
+  // The slots of a message's records are released with its bytes (consumeCurrent): one
+  // doorbell ring per piece consumed, not one per record read as well.
   tail_ += kRecordBytes;
-  // An inline record's slot is released together with its payload.
-  if (cur_.remaining == 0 || cur_.kind != RecordKind::kInline) publishTail();
   return true;
 }
 
-void ShmConnection::publishTail() {
+void ShmConnection::publishTail(bool acknowledge) {
   inCtrl_->tail.store(tail_, std::memory_order_release);
-  inSync_.released();
-  Doorbell::ring(peerBell_);
-}
-
-void ShmConnection::acknowledge() {
-  inCtrl_->ack.store(++acked_, std::memory_order_release);
+  if (acknowledge) inCtrl_->ack.store(++acked_, std::memory_order_release);
   inSync_.released();
   Doorbell::ring(peerBell_);
 }
@@ -296,15 +292,14 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
   cur_.remaining -= n;
   cur_.consumed += n;
   recv_.advance(n);
-  if (cur_.remaining == 0) {
+  const bool inlined = cur_.kind == RecordKind::kInline, whole = cur_.remaining == 0;
+  if (whole) {
     countRecord(cur_.kind);
-    if (cur_.kind == RecordKind::kInline) {
-      tail_ = roundUp(tail_, kRecordBytes);
-    } else {
-      acknowledge();
-    }
+    if (inlined) tail_ = roundUp(tail_, kRecordBytes);
   }
-  if (cur_.kind == RecordKind::kInline) publishTail();
+  // An inline piece frees its room at once; a descriptor's records are released with its
+  // acknowledgement, after its last byte (one store each and one ring for both).
+  if (inlined || whole) publishTail(!inlined && whole);
   return n;
 }
 

@@ -12,9 +12,11 @@
 // The sender writes records, then publishes `head` (release) and rings the receiver's
 // doorbell. The receiver checks the kBegin record against what it expects, hands payload to
 // the consumer straight out of the ring or the sender's memory, then publishes `tail`
-// (release) and rings the sender's doorbell so it sees the room. After the last byte of a
-// descriptor is consumed the receiver bumps `ack`: the sender's sendDone() waits for every
-// descriptor it issued to be acknowledged before the caller may reuse the source buffer.
+// (release) and rings the sender's doorbell so it sees the room: once per piece consumed (the
+// kBegin and data records' slots go with it), after a descriptor's last byte together with
+// `ack`, which it bumps: the sender's sendDone() waits for every descriptor it issued to be
+// acknowledged before the caller may reuse the source buffer. One ring per message, where a
+// kBegin, a descriptor and its acknowledgement each rang once before (issue 14).
 //
 // Small messages (up to the receiver's TRNCCL_SHM_LL_THRESHOLD) skip all of that and travel by
 // the low-latency protocol at the end of the FIFO's memory, at most a quarter of it (ll.h).
@@ -93,14 +95,15 @@ class ShmConnection final : public Connection {
   Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
   Status checkOtherPath();
   Result<const std::byte*> descriptorBytes(size_t bytes);
-  void publishTail();
-  void acknowledge();
+  // Publishes tail_ and, with `acknowledge`, one more consumed descriptor; rings the sender.
+  void publishTail(bool acknowledge);
 
   PeerLink link_;
   DoorbellWord* peerBell_;
   MessageState send_;  // into the peer's segment
   MessageState recv_;  // from this rank's own segment
   FdGuard pidfd_;      // the peer process, for checkPeer (none: not available, use kill)
+  pid_t selfPid_;      // this process (getpid() is a system call; describe() needs it per piece)
 
   // Sending, into the peer's segment.
   FifoCtrl* outCtrl_;

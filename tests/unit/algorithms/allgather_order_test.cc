@@ -1,13 +1,15 @@
-// Out of place, the all-gathers send this rank's block straight from sendbuff and copy it into
-// recvbuff only after the first exchange (issue 14): copying first made every call's transfers
-// wait for that copy (a 2-rank 256 KiB all-gather out of place took 2-4x its in-place time).
-// Each step reading this rank's block out of recvbuff must still come after the copy.
+// Out of place, the all-gathers (ring, bruck, mesh) send this rank's block straight from sendbuff
+// and copy it into recvbuff only after the first exchange (issue 14): copying first made every
+// call's transfers wait for that copy (a 2-rank 256 KiB all-gather out of place took 2-4x its
+// in-place time). Each step reading this rank's block out of recvbuff must still come after the
+// copy.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "algorithms/allgather/ring.h"
 #include "algorithms/bruck.h"
+#include "algorithms/mesh.h"
 
 namespace trnccl::algorithms {
 namespace {
@@ -64,6 +66,10 @@ TEST(AllGatherOrder, RingSendsFromSendbuffAndCopiesLast) {
 
 TEST(AllGatherOrder, BruckSendsFromSendbuffAndCopiesAfterTheFirstExchange) {
   for (int n : {2, 3, 5, 8, 13}) expectSendsBeforeTheCopy(kBruckAllGather, n, 1);
+}
+
+TEST(AllGatherOrder, MeshSendsFromSendbuffAndCopiesLast) {
+  for (int n : {2, 3, 5, 8}) expectSendsBeforeTheCopy(kMeshAllGather, n, 1);
 }
 
 }  // namespace

@@ -125,6 +125,41 @@ TEST(ShmZeroCopy, DefaultThresholdIsHalfTheSlice) {
   }
 }
 
+// A receiver rings the sender's doorbell once per piece it consumes: a message of one descriptor
+// (kBegin and descriptor records, then the acknowledgement) or of one inline record is one
+// ring, with the room and the acknowledgement published together (issue 14: three and two rings
+// before, each a wake-up system call while the sender sleeps in its wait for the acknowledgement).
+TEST(ShmDoorbell, ReceiverRingsOncePerMessage) {
+  const char* set = std::getenv("TRNCCL_SHM_ZCOPY_BYTES");
+  if (set != nullptr) GTEST_SKIP() << "TRNCCL_SHM_ZCOPY_BYTES is set (" << set << ")";
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  Connection* sender = cluster.conn(0, 0);
+  Connection* receiver = cluster.conn(1, 0);
+  uint64_t tag = 1;
+  for (size_t bytes : {size_t{64 << 10}, size_t{8 << 10}, size_t{64 << 10}}) {
+    SCOPED_TRACE(bytes);
+    std::vector<std::byte> out(bytes), in(bytes);
+    fillPattern(out, static_cast<int>(tag));
+    CounterDelta<testing::Event> counted;
+    ASSERT_TRUE(sender->beginSend(tag, bytes).isOk());
+    Result<size_t> taken = sender->sendSome(out.data(), bytes);
+    ASSERT_TRUE(taken.isOk());
+    ASSERT_EQ(*taken, bytes);  // one piece, which the receiver consumes at once
+    const uint32_t before = cluster.ranks[0]->bell.snapshot();
+    ASSERT_TRUE(receiver->beginRecv(tag++, bytes).isOk());
+    Result<size_t> got = receiver->recvInto(in.data(), bytes);
+    ASSERT_TRUE(got.isOk()) << got.status().message();
+    EXPECT_EQ(*got, bytes);
+    EXPECT_EQ(in, out);
+    EXPECT_EQ(cluster.ranks[0]->bell.snapshot() - before, 1u) << "rings of the sender's doorbell";
+    EXPECT_TRUE(sender->sendDone().value());
+    const bool described = bytes >= kDefaultZcopyBytes;
+    EXPECT_EQ(counted.get(testing::Event::kPointerDescriptors), described ? 1 : 0);
+    EXPECT_EQ(counted.get(testing::Event::kInlineRecords), described ? 0 : 1);
+  }
+}
+
 TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
