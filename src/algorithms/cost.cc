@@ -20,8 +20,14 @@ constexpr double kChannelStepUs = 0.2;
 // LinkModel::messageUs already charges each message's DMA descriptor): 4-rank shm runs were too
 // noisy here to rank the algorithms, so its terms leave the choices as they were.
 // ofi (libfabric's tcp provider here) is taken as tcp, not measured separately.
-constexpr TransportCost kShm{.latencyUs = 5, .bandwidthGBs = 0, .perMessageUs = 0};
-constexpr TransportCost kTcp{.latencyUs = 20, .bandwidthGBs = 1.5, .perMessageUs = 20};
+// copyGBs: a rank's local copy on this host while every rank copies (trnccl-sim-calibrate's
+// copy rate: 7.9 GB/s per rank at 2 ranks, 5.05 at 4, quiet machine, docs/SIMULATOR.md "This
+// machine"). It prices Bruck's reduce-scatter's copy of the whole buffer to scratch, which the
+// HBM's 205 GB/s made look free: Bruck was picked for large reduce-scatters over shm and ran
+// 2x the ring's time (4-5x while the scratch was faulted in on every call).
+constexpr TransportCost kShm{.latencyUs = 5, .bandwidthGBs = 0, .perMessageUs = 0, .copyGBs = 5};
+constexpr TransportCost kTcp{
+    .latencyUs = 20, .bandwidthGBs = 1.5, .perMessageUs = 20, .copyGBs = 5};
 constexpr TransportCost kOfi = kTcp;
 
 // The hardware's link with the transport's cost added: latencies add, the slower bandwidth
@@ -133,6 +139,14 @@ double reduceUs(const LinkModel& m, double bytes) {
   return 3 * bytes / (std::max(1e-9, m.hbmBandwidth) * 1e3);
 }
 
+double copyUs(const LinkModel& m, double bytes) {
+  double gbs = m.hbmBandwidth / 2;
+  for (const TransportCost* t : {m.transports.intra, m.transports.inter}) {
+    if (t != nullptr && t->copyGBs > 0) gbs = std::min(gbs, t->copyGBs);
+  }
+  return bytes / (std::max(1e-9, gbs) * 1e3);
+}
+
 double sharedReduceUs(const LinkModel& m, const LinkCost& link, double bytes) {
   const double transfer = bytes / (link.bandwidth * 1e3);
   const double own = transfer / std::max(1.0, link.sharers);
@@ -215,10 +229,17 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
     const double us = b / (link.bandwidth * 1e3);
     return reduce ? std::max(us, reduceUs(m, b)) : us;
   };
+  // The transport's latency (a wake-up, a system call) is paid once per step, by its first
+  // slice: the executor hands a step's slices to the connection back to back (a step is over
+  // once the transport took its bytes; a connection holds four slices), so the receiver, busy
+  // with the previous slice, finds the next one there. The hardware's latency is paid by every
+  // slice that waits for its predecessor.
+  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
+  const double transportUs = t != nullptr ? std::min(t->latencyUs, link.latencyUs) : 0;
   // A slice's step: the rank's own link time, or, when its predecessor is later, the
   // predecessor's message, the latency and the first piece (forwarded as it comes).
-  const double hop = m.messageUs + link.latencyUs + moveUs(piece);
-  return (k - 1) * slices * std::max(moveUs(slice), hop);
+  const double hop = m.messageUs + link.latencyUs - transportUs + moveUs(piece);
+  return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
 }
 
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
@@ -357,7 +378,7 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
   // Step k sends min(2^k, n - 2^k) blocks to the partner 2^k away while every rank does the
   // same (levelLink); a range that wraps past the last block is two messages, one after the
   // other (for the ranks whose range does).
-  double t = reduces(a.coll) ? 2 * reduceUs(m, totalBytes(a)) / 3 : 0;  // to scratch
+  double t = reduces(a.coll) ? copyUs(m, totalBytes(a)) : 0;  // to scratch
   for (int d = 1, k = 0; d < n; d *= 2, ++k) {
     const LinkCost link = levelLink(m, m.shiftPartners, k);
     const int blocks = std::min(d, n - d);

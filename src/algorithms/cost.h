@@ -19,10 +19,14 @@ namespace trnccl::algorithms {
 // rank has in flight at once costs (a thread copies and pushes them one after another).
 // Measured on the 2-core test machine (docs/ALGORITHMS.md, "The tuner"); the communicator
 // picks one by its connections' transport name (transportCost).
+// And copyGBs: how fast a rank copies within its own memory (a schedule's local copy, the
+// executor's memmove) while every rank does: on the emulation's host, not the modelled HBM
+// (0: the HBM's).
 struct TransportCost {
   double latencyUs = 0;
   double bandwidthGBs = 0;
   double perMessageUs = 0;
+  double copyGBs = 0;
 };
 
 // The table: "shm", "tcp", "ofi"; nullptr for any other name.
@@ -142,6 +146,9 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
 
 // What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
 double reduceUs(const LinkModel& m, double bytes);
+// What copying `bytes` within a rank's memory costs it: a read and a write of HBM each, or the
+// emulation host's copy (TransportCost::copyGBs) where that is slower.
+double copyUs(const LinkModel& m, double bytes);
 
 // A transfer of `bytes` on `link` that its receiver reduces as it streams in, while every
 // sharer of the link sends one as large: the last one served waits for the others' transfers,
@@ -173,7 +180,9 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 // by piece (kForwardPieceBytes) as it arrives: (k - 1) x slices steps, each as long as the
 // slower of the rank's own transfer (and reduction, with `reduce`) of the slice and its
 // predecessor's message, latency and first piece. So latency is paid per slice only where the
-// link is faster than it, and hidden where the bytes take longer.
+// link is faster than it, and hidden where the bytes take longer. The transport's latency
+// (TransportCost) is paid once per step: the executor hands a step's slices to the connection
+// back to back, so only the first waits for the receiver to notice.
 double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
                           bool reduce);
 

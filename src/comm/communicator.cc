@@ -172,6 +172,7 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
   ctx.p2pSent = &p2pSent_;
   ctx.p2pReceived = &p2pReceived_;
   ctx.health = [this] { return bootstrap_->checkRoot(); };
+  ctx.scratch = &scratch_;
   Status st = schedule::execute(s, ctx);
   if (!st) setAsyncError(st);
   return st;

@@ -120,6 +120,7 @@ class Communicator {
   plan::TopologyView topology_;
   std::string lastPlanned_;
   PlanCache planCache_;
+  schedule::ScratchArena scratch_;  // behind the schedules' scratch space, kept between calls
 
   std::atomic<uint64_t> nextSeq_{0};
   std::vector<uint64_t> p2pSent_, p2pReceived_;  // per peer; touched only by the stream worker

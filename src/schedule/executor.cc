@@ -315,7 +315,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
   if (log::enabled(log::Level::kTrace, log::kSched)) {
     TRN_TRACE(kSched, "{} rank {}: {}", ctx.what.str(), ctx.rank, schedule.dump());
   }
-  const ScratchMemory scratch(schedule.scratchBytes());
+  const ScratchMemory scratch(schedule.scratchBytes(), ctx.scratch);
   // The run's bookkeeping reuses this thread's buffers: no allocation per call once they have
   // grown (a stream worker runs one schedule at a time).
   Buffers& b = threadBuffers();

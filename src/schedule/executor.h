@@ -44,13 +44,17 @@ struct ExecContext {
   // Checked with the peers while stuck: an error once the communicator failed elsewhere (e.g.
   // the bootstrap root reports a rank gone that this rank does not talk to directly).
   std::function<Status()> health;
+  // Memory kept between calls for the schedule's scratch space (the communicator's); null:
+  // allocated for this call.
+  ScratchArena* scratch = nullptr;
 };
 
 // Executes `schedule` step by step (steps joined by withNext together). Transfers stream: a
 // forwarding primitive sends each piece as soon as it was received and reduced. A step is over
 // once everything was received and everything was handed to the transport; before returning,
 // execute() waits until the transports no longer need any source buffer. The schedule's scratch
-// space (Schedule::allocScratch) is backed by memory for the duration of the call.
+// space (Schedule::allocScratch) is backed by memory for the duration of the call: ctx.scratch's
+// block when it has one for it.
 //
 // Rule for algorithms: a region handed to a send must not be written by a later step of the
 // same schedule unless that write is causally after the peer received it (true of the ring).

@@ -54,6 +54,36 @@ std::byte* Schedule::allocScratch(size_t bytes) {
   return region;
 }
 
+ScratchArena::Lease ScratchArena::borrow(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lent_ || bytes == 0 || bytes > maxBytes_) return Lease(nullptr, GiveBack{this});
+  if (bytes > bytes_) {
+    block_.reset();  // the old block first: both never live at once
+    block_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
+    bytes_ = bytes;
+    ++allocations_;
+  }
+  lent_ = true;
+  return Lease(block_.get(), GiveBack{this});
+}
+
+void ScratchArena::giveBack() {
+  std::lock_guard<std::mutex> lock(mu_);
+  lent_ = false;
+}
+
+size_t ScratchArena::allocations() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocations_;
+}
+
+ScratchMemory::ScratchMemory(size_t bytes, ScratchArena* arena) {
+  if (bytes == 0) return;
+  if (arena != nullptr) lease_ = arena->borrow(bytes);
+  if (lease_ == nullptr) own_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
+  base_ = lease_ != nullptr ? lease_.get() : own_.get();
+}
+
 std::string Schedule::dump() const {
   std::string out =
       fmt::format("schedule {} type {} op {} nranks {} steps {}\n", algorithm,

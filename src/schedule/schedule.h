@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -97,21 +98,64 @@ class Schedule {
 inline constexpr uintptr_t kScratchBase = uintptr_t{1} << 62;
 inline bool inScratchSpace(const void* p) { return reinterpret_cast<uintptr_t>(p) >= kScratchBase; }
 
+// The memory behind the scratch space of the schedules one communicator runs, kept from call to
+// call: backing a schedule's scratch with fresh memory on every call faulted its pages in again
+// each time (64 MiB: 16,384 page faults, each page zeroed by the kernel, several times the copy
+// that fills it; Bruck's reduce-scatter ran 4-5x slower than the ring over shm). One block,
+// grown to the largest scratch asked for up to maxBytes; a larger scratch, and a second run
+// while the block is lent (two streams of one communicator), get memory of their own for the
+// call. Freed with the arena (the communicator's).
+class ScratchArena {
+ public:
+  // Bruck's reduce-scatter and the all-to-all copy the whole buffer: calls up to 256 MiB keep
+  // their scratch.
+  static constexpr size_t kDefaultMaxBytes = size_t{256} << 20;
+
+  explicit ScratchArena(size_t maxBytes = kDefaultMaxBytes) : maxBytes_(maxBytes) {}
+  ScratchArena(const ScratchArena&) = delete;
+  ScratchArena& operator=(const ScratchArena&) = delete;
+
+  // Gives the block back to its arena when the run ends.
+  struct GiveBack {
+    ScratchArena* arena = nullptr;
+    void operator()(std::byte*) const { arena->giveBack(); }
+  };
+  using Lease = std::unique_ptr<std::byte, GiveBack>;
+  // The block, at least `bytes` long, for one run; empty when it is lent or `bytes` is over
+  // maxBytes (the caller allocates its own).
+  Lease borrow(size_t bytes);
+
+  // How many times the block was allocated (grown): 1 however many calls reused it.
+  size_t allocations() const;
+
+ private:
+  void giveBack();
+
+  const size_t maxBytes_;
+  mutable std::mutex mu_;
+  std::unique_ptr<std::byte[]> block_;  // no zero fill: partial sums are written first
+  size_t bytes_ = 0;
+  bool lent_ = false;
+  size_t allocations_ = 0;
+};
+
 // Memory behind one schedule's scratch space while the executor runs it: map() turns an
-// address of the space into the memory's, and leaves any other address alone.
+// address of the space into the memory's, and leaves any other address alone. Borrowed from
+// `arena` when it has a block for it, else allocated for this run.
 class ScratchMemory {
  public:
-  explicit ScratchMemory(size_t bytes)
-      : memory_(bytes > 0 ? std::make_unique_for_overwrite<std::byte[]>(bytes) : nullptr) {}
+  explicit ScratchMemory(size_t bytes, ScratchArena* arena = nullptr);
   template <typename T>
   T* map(T* p) const {
     if (!inScratchSpace(p)) return p;
     const uintptr_t off = reinterpret_cast<uintptr_t>(p) - kScratchBase;
-    return reinterpret_cast<T*>(memory_.get() + off);
+    return reinterpret_cast<T*>(base_ + off);
   }
 
  private:
-  std::unique_ptr<std::byte[]> memory_;  // no zero fill: partial sums are written first
+  ScratchArena::Lease lease_;
+  std::unique_ptr<std::byte[]> own_;  // no zero fill: partial sums are written first
+  std::byte* base_ = nullptr;
 };
 
 }  // namespace trnccl::schedule

@@ -41,7 +41,7 @@ double estimateOf(const char* name, const CollArgs& a, const LinkModel& links) {
   for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(a.coll)) {
     if (std::string(algo->name) == name) return algo->estimate(a, links);
   }
-  ADD_FAILURE() << "no all-reduce algorithm " << name;
+  ADD_FAILURE() << "no " << algorithms::collectiveName(a.coll) << " algorithm " << name;
   return -1;
 }
 
@@ -136,6 +136,52 @@ TEST(TransportTuner, TwoRanksGatherAndScatterInOneMessage) {
                                std::to_string(bytes) + " B (" + c->algorithm->name + ")";
       EXPECT_EQ(sends, 1) << what;
       EXPECT_EQ(receives, 1) << what;
+    }
+  }
+}
+
+CollArgs reduceScatter(const TopologyView& view, int nranks, size_t totalBytes) {
+  CollArgs a;
+  a.coll = algorithms::Collective::kReduceScatter;
+  a.count = totalBytes / sizeof(float) / nranks;  // per rank
+  a.nranks = nranks;
+  a.shape = view.shape;
+  a.sliceBytes = 64 << 10;  // the shm transport's slice (a quarter of its buffer)
+  return a;
+}
+
+// A ring step's slices stream back to back on one connection: the transport's latency is paid
+// once per step, not by each of its slices (a 64 MiB reduce-scatter over shm at 2 ranks has
+// 512 of them; charging each slice shm's latency made the ring 5x dearer than Bruck).
+TEST(TransportTuner, RingPaysTheTransportLatencyOncePerStep) {
+  for (int n : {2, 4}) {
+    auto view = describeTopology("trn1.32xlarge", n);
+    ASSERT_TRUE(view) << view.status().message();
+    const algorithms::TransportCost& shm = *algorithms::transportCost("shm");
+    algorithms::TransportCost noLatency = shm;
+    noLatency.latencyUs = 0;
+    LinkModel with = view->links, without = view->links;
+    with.transports.intra = &shm;
+    without.transports.intra = &noLatency;
+    const CollArgs a = reduceScatter(*view, n, 64 << 20);
+    EXPECT_NEAR(estimateOf("ring", a, with) - estimateOf("ring", a, without),
+                (n - 1) * shm.latencyUs, 1e-6)
+        << n << " ranks";
+  }
+}
+
+// Large reduce-scatters over shm take the ring: Bruck's reduce-scatter copies the whole buffer
+// to scratch first, in the host's memory (TransportCost::memoryGBs), and moves as many bytes
+// as the ring after that (it was picked from 1 MiB, 3.8-4.8x slower at 16-64 MiB).
+TEST(TransportTuner, ShmLargeReduceScatterTakesTheRing) {
+  for (int n : {2, 4}) {
+    auto view = describeTopology("trn1.32xlarge", n);
+    ASSERT_TRUE(view) << view.status().message();
+    const LinkModel shm = over(view->links, "shm");
+    for (size_t bytes : {size_t{16} << 20, size_t{64} << 20}) {
+      const CollArgs a = reduceScatter(*view, n, bytes);
+      EXPECT_EQ(chosen(a, shm), "ring") << n << " ranks, " << bytes << " B";
+      EXPECT_LT(estimateOf("ring", a, shm), estimateOf("bruck", a, shm)) << n << " " << bytes;
     }
   }
 }
