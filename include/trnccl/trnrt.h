@@ -5,8 +5,8 @@
  * Signatures follow the CUDA runtime where a counterpart exists, so a port is a rename
  * (cudaMalloc -> trnrtMalloc). Each device is an emulated NeuronCore with an HBM arena of
  * its kind's capacity; each stream is executed in order by a worker thread, or by the host
- * thread that waits for it in trnrtStreamSynchronize (as on a CPU runtime). A NULL stream
- * is the current device's default stream.
+ * thread that waits for it in trnrtStreamSynchronize or trnrtEventSynchronize (as on a CPU
+ * runtime). A NULL stream is the current device's default stream.
  */
 #ifndef TRNCCL_TRNRT_H_
 #define TRNCCL_TRNRT_H_
@@ -76,7 +76,7 @@ trnrtError_t trnrtStreamQuery(trnrtStream_t stream);
 typedef void (*trnrtStreamCallback_t)(trnrtStream_t stream, trnrtError_t status, void* userData);
 /**
  * Enqueues callback(stream, status, userData) on stream, as cudaStreamAddCallback: the thread
- * running the stream's work (its worker, or a host thread waiting in trnrtStreamSynchronize)
+ * running the stream's work (its worker, or a host thread waiting for the stream or an event)
  * runs it after all work enqueued before it, and work enqueued after it waits for it. Unlike other
  * tasks it also runs when the stream is in error (with that error as status), so whoever waits on
  * it always learns the outcome. It must not throw, block for long, or call functions that wait for
@@ -90,6 +90,11 @@ trnrtError_t trnrtStreamWaitEvent(trnrtStream_t stream, trnrtEvent_t event, unsi
 trnrtError_t trnrtEventCreate(trnrtEvent_t* event);
 trnrtError_t trnrtEventDestroy(trnrtEvent_t event);
 trnrtError_t trnrtEventRecord(trnrtEvent_t event, trnrtStream_t stream);
+/**
+ * Waits until the event's latest record completed, running the recording stream's pending work
+ * up to the record on the calling thread when it can (as trnrtStreamSynchronize does); returns
+ * trnrtErrorLaunchFailure when the record, or work before it, failed.
+ */
 trnrtError_t trnrtEventSynchronize(trnrtEvent_t event);
 /** trnrtSuccess once the event completed, trnrtErrorNotReady before. */
 trnrtError_t trnrtEventQuery(trnrtEvent_t event);

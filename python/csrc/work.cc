@@ -24,6 +24,11 @@ Work::Work(int rank, c10d::OpType type, const char* title, std::vector<at::Tenso
           c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {
 }
 
+Work::~Work() {
+  // The runtime keeps a pending record's state alive: destroying the handle is safe.
+  if (trnrtEvent_t event = event_.load(std::memory_order_acquire)) trnrtEventDestroy(event);
+}
+
 void Work::completeAfter(trnrtStream_t stream) {
   // The stream holds a reference until the callback has run.
   auto* self =
@@ -33,6 +38,14 @@ void Work::completeAfter(trnrtStream_t stream) {
     delete self;
     checkRt(error, "trnrtStreamAddCallback");
   }
+  trnrtEvent_t event = nullptr;
+  checkRt(trnrtEventCreate(&event), "trnrtEventCreate");
+  error = trnrtEventRecord(event, stream);
+  if (error != trnrtSuccess) {
+    trnrtEventDestroy(event);
+    checkRt(error, "trnrtEventRecord");
+  }
+  event_.store(event, std::memory_order_release);
 }
 
 void Work::onStreamDone(trnrtStream_t /*stream*/, trnrtError_t status, void* userData) {
@@ -76,6 +89,11 @@ bool Work::isCompleted() {
 bool Work::wait(std::chrono::milliseconds timeout) {
   issueIfDeferred();
   const bool bounded = timeout != kNoTimeout;
+  if (trnrtEvent_t event = event_.load(std::memory_order_acquire); !bounded && event != nullptr) {
+    // Runs the stream's tasks up to the callback here; a failure reaches us through the
+    // callback, as exception_.
+    (void)trnrtEventSynchronize(event);
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (!cv_.wait_for(lock, bounded ? timeout : bound_, [&] { return completed_; })) {
     fail(std::string(title_) + ": wait() timed out after " +

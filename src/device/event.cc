@@ -13,7 +13,7 @@ constexpr auto kMaxSleep = std::chrono::milliseconds(100);
 uint64_t Event::record(Stream& stream) {
   const uint64_t generation = generation_.fetch_add(1, std::memory_order_acq_rel) + 1;
   std::shared_ptr<Event> self = shared_from_this();
-  stream.enqueue(
+  const uint64_t sequence = stream.enqueue(
       [self, generation] {
         self->complete(generation, Status::ok());
         return Status::ok();
@@ -22,6 +22,10 @@ uint64_t Event::record(Stream& stream) {
         self->complete(generation, Status(error.code(),
                                           "event recorded on a failed stream: " + error.message()));
       });
+  std::lock_guard<std::mutex> lock(recordMutex_);
+  // Records from several threads: the latest generation wins. One that already completed is
+  // remembered too; synchronize() then returns before it looks at the stream.
+  if (generation > recorded_.generation) recorded_ = {generation, &stream, sequence};
   return generation;
 }
 
@@ -36,6 +40,8 @@ void Event::complete(uint64_t generation, Status status) {
     completed_.store(generation, std::memory_order_release);
   }
   wakeIfSleeping(bell_.word());
+  std::lock_guard<std::mutex> lock(recordMutex_);
+  if (generation >= recorded_.generation) recorded_.stream = nullptr;
 }
 
 Status Event::outcome() const {
@@ -48,6 +54,24 @@ Status Event::waitFor(uint64_t generation) {
   sleepUntil(bell_, kMaxSleep,
              [&] { return completed_.load(std::memory_order_acquire) >= generation; });
   return outcome();
+}
+
+Status Event::synchronize() {
+  const uint64_t generation = this->generation();
+  if (completed_.load(std::memory_order_acquire) >= generation) return outcome();
+  Stream* stream = nullptr;
+  uint64_t sequence = 0;
+  {
+    std::lock_guard<std::mutex> lock(recordMutex_);
+    if (recorded_.generation == generation) {
+      stream = recorded_.stream;
+      sequence = recorded_.sequence;
+    }
+  }
+  // The stream's sticky error is not the event's: a later task may have failed. The record
+  // (or its skip) completed the event either way, which waitFor() reads.
+  if (stream != nullptr) (void)stream->waitFor(sequence);
+  return waitFor(generation);
 }
 
 Status Event::query() const {

@@ -12,6 +12,12 @@
 // (common/sleeper.h), bounded like every wait. Completions serialize among themselves (records
 // on several streams may complete concurrently, and the latest generation wins), and the
 // message of a failed record is read under that lock: both are off the fast path.
+//
+// A host thread blocked in synchronize() runs the recording stream's pending tasks up to the
+// record itself (Stream::waitFor: the waiter runs the work, same rules), instead of sleeping
+// while the stream's worker runs them. The event remembers the stream and the task of its
+// latest record for that, until the record completes; so, as with trnrtStreamSynchronize, the
+// stream must not be destroyed while another thread waits on an event recorded on it.
 #pragma once
 
 #include <atomic>
@@ -39,6 +45,9 @@ class Event : public std::enable_shared_from_this<Event> {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Blocks until `generation` has completed; returns the failure of the record, if any.
   Status waitFor(uint64_t generation);
+  // The host's wait for the latest record (trnrtEventSynchronize): runs the recording
+  // stream's tasks up to the record when it can (Stream::waitFor), then waitFor().
+  Status synchronize();
   // kOk when the latest record completed, kInProgress before, the failure if it failed.
   Status query() const;
   // The time the latest record completed; an error when it did not (yet).
@@ -57,6 +66,14 @@ class Event : public std::enable_shared_from_this<Event> {
   mutable std::mutex completeMutex_;  // among completions; guards failure_
   Status failure_;
   Doorbell bell_;  // waiters sleep here; complete() rings announced sleepers
+  // The latest record's stream and task, for synchronize(); stream null once it completed.
+  struct Recorded {
+    uint64_t generation = 0;
+    Stream* stream = nullptr;
+    uint64_t sequence = 0;
+  };
+  std::mutex recordMutex_;  // guards recorded_ (never held with completeMutex_)
+  Recorded recorded_;
 };
 
 }  // namespace trnccl::device

@@ -61,7 +61,7 @@ trnrtError_t trnrtEventRecord(trnrtEvent_t event, trnrtStream_t stream) {
 
 trnrtError_t trnrtEventSynchronize(trnrtEvent_t event) {
   if (event == nullptr) return nullEvent("trnrtEventSynchronize");
-  return streamResult(event->impl->waitFor(event->impl->generation()));
+  return streamResult(event->impl->synchronize());
 }
 
 trnrtError_t trnrtEventQuery(trnrtEvent_t event) {

@@ -45,6 +45,22 @@ Stream::~Stream() {
   stopping_.store(true, std::memory_order_seq_cst);
   workBell_.ring();
   worker_.join();
+  const Stats s = stats();
+  if (s.tasks != 0) {
+    TRN_INFO(kDevice,
+             "stream of device {}: {} tasks, {} run by waiting threads, which took the token "
+             "{} times from a thread running tasks ({:.1f} us from asking to holding it, in all)",
+             device_, s.tasks, s.byWaiters, s.takeovers, s.takeoverNs / 1e3);
+  }
+}
+
+Stream::Stats Stream::stats() const {
+  Stats s;
+  s.tasks = completed_.load(std::memory_order_acquire);
+  s.byWaiters = byWaiters_.load(std::memory_order_relaxed);
+  s.takeovers = takeovers_.load(std::memory_order_relaxed);
+  s.takeoverNs = takeoverNs_.load(std::memory_order_relaxed);
+  return s;
 }
 
 Stream* Stream::current() { return tlsCurrentStream; }
@@ -98,13 +114,17 @@ Status Stream::waitFor(uint64_t sequence) {
   } else {
     waitCompleted(count, count);
   }
+  return stickyError();
+}
+
+Status Stream::stickyError() const {
+  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
   std::lock_guard<std::mutex> lock(errorMutex_);
   return error_;
 }
 
 Status Stream::query() {
-  std::lock_guard<std::mutex> lock(errorMutex_);
-  if (!error_.isOk()) return error_;
+  if (Status error = stickyError(); !error.isOk()) return error;
   if (completed_.load(std::memory_order_acquire) < enqueued_.load(std::memory_order_acquire)) {
     return Status(Code::kInProgress, "stream has pending work");
   }
@@ -125,11 +145,23 @@ void Stream::releaseToken() {
 void Stream::runAsWaiter(uint64_t count) {
   if (completed_.load(std::memory_order_acquire) >= count) return;
   wanting_.fetch_add(1, std::memory_order_seq_cst);
+  // A clock read only when the token is held now (by the worker, or another waiter): a
+  // take-over, counted in stats().
+  const bool workerRan = running_.load(std::memory_order_acquire);
+  const auto asked =
+      workerRan ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   while (completed_.load(std::memory_order_acquire) < count) {
     if (tryTakeToken()) {
+      if (workerRan) {
+        takeovers_.fetch_add(1, std::memory_order_relaxed);
+        takeoverNs_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - asked)
+                                  .count(),
+                              std::memory_order_relaxed);
+      }
       {
         RunningAs running(this);
-        runTasks(count, false);
+        byWaiters_.fetch_add(runTasks(count, false), std::memory_order_relaxed);
       }
       releaseToken();
       break;
@@ -203,10 +235,11 @@ void Stream::workerLoop() {
   }
 }
 
-void Stream::runTasks(uint64_t count, bool yieldToWaiters) {
-  uint64_t next = completed_.load(std::memory_order_relaxed);  // ours while we hold the token
+uint64_t Stream::runTasks(uint64_t count, bool yieldToWaiters) {
+  const uint64_t first = completed_.load(std::memory_order_relaxed);  // ours: we hold the token
+  uint64_t next = first;
   while (next < count && next < enqueued_.load(std::memory_order_acquire)) {
-    if (yieldToWaiters && wanting_.load(std::memory_order_acquire) != 0) return;
+    if (yieldToWaiters && wanting_.load(std::memory_order_acquire) != 0) break;
     Work& work = slots_[next % kSlots];
     runOne(work);
     work.task = nullptr;  // destroy the task's captures before the slot is reused
@@ -214,6 +247,7 @@ void Stream::runTasks(uint64_t count, bool yieldToWaiters) {
     completed_.store(++next, std::memory_order_release);
     wakeWaiters(next);
   }
+  return next - first;
 }
 
 void Stream::runOne(Work& work) {
@@ -238,6 +272,7 @@ void Stream::runOne(Work& work) {
            status.message());
   std::lock_guard<std::mutex> lock(errorMutex_);
   error_ = std::move(status);
+  failed_.store(true, std::memory_order_release);
 }
 
 }  // namespace trnccl::device

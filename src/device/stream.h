@@ -83,6 +83,16 @@ class Stream {
   // the stream's tasks), or nullptr.
   static Stream* current();
 
+  // Who ran the stream's tasks, for the latency notes (issue 14): kept by the token's holder,
+  // logged at destruction (TRNCCL_DEBUG=INFO TRNCCL_DEBUG_SUBSYS=DEVICE).
+  struct Stats {
+    uint64_t tasks = 0;       // run or skipped
+    uint64_t byWaiters = 0;   // of them, on a thread in synchronize()/waitFor()
+    uint64_t takeovers = 0;   // times a waiter took the token from a worker that ran
+    uint64_t takeoverNs = 0;  // their waits from asking for the token to holding it
+  };
+  Stats stats() const;
+
   // Task slots in the ring: enqueue waits when this many are pending.
   static constexpr uint64_t kSlots = 1024;
 
@@ -93,6 +103,8 @@ class Stream {
   };
 
   void workerLoop();
+  // The sticky error, or kOk.
+  Status stickyError() const;
   // The worker may run: work is pending, and no waiter holds or wants the token.
   bool workerMayRun() const;
   // The worker's sleep while a waiter holds or wants the token: no polling, bounded.
@@ -103,7 +115,8 @@ class Stream {
   void releaseToken();
   // With the token: runs tasks in order up to `count` (exclusive); the worker stops early
   // (`yieldToWaiters`) once a waiter wants the token.
-  void runTasks(uint64_t count, bool yieldToWaiters);
+  // Returns how many it ran.
+  uint64_t runTasks(uint64_t count, bool yieldToWaiters);
   void runOne(Work& work);
   // Waits until `count` tasks completed; asks the worker to ring once `wakeAt` (>= count) did.
   void waitCompleted(uint64_t count, uint64_t wakeAt);
@@ -124,8 +137,14 @@ class Stream {
   std::atomic<bool> stopping_{false};
   Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters wake it
   Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
+  // Stats, relaxed: the token's holder writes them, stats() reads them.
+  std::atomic<uint64_t> byWaiters_{0};
+  std::atomic<uint64_t> takeovers_{0};
+  std::atomic<uint64_t> takeoverNs_{0};
   mutable std::mutex errorMutex_;
-  Status error_;        // sticky: the first failed task's Status (written by the token's holder)
+  Status error_;  // sticky: the first failed task's Status (written by the token's holder)
+  // error_ is set: readers of a healthy stream (every synchronize) skip errorMutex_.
+  std::atomic<bool> failed_{false};
   std::thread worker_;  // last: starts once the state above is constructed
 };
 

@@ -2,6 +2,7 @@
 group's stream (no thread per operation), stream order, DDP's comm-hook contract."""
 
 import datetime
+import threading
 import time
 
 import pytest
@@ -21,11 +22,13 @@ def pending_until_every_rank_joined():
     t = torch.ones(10)
     work = dist.all_reduce(t, async_op=True)
     pending = not work.is_completed()
+    # The completion callback marks the future; its then-callbacks run on that thread.
+    completed_on = work.get_future().then(lambda _: threading.get_ident())
     assert work.wait() is True
     assert work.is_completed() and work.is_success()
     assert torch.equal(t, torch.full((10,), float(dist.get_world_size())))
     assert torch.equal(work.result()[0], t)
-    return pending
+    return pending, completed_on.wait() == threading.get_ident()
 
 
 def wait_with_timeout():
@@ -88,8 +91,12 @@ def mixed_async_operations():
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_work_is_pending_until_every_rank_joined(pools, world):
-    pending = pools(world).run(pending_until_every_rank_joined)
-    assert pending[0], "rank 0's work completed before rank 1 joined"
+    results = pools(world).run(pending_until_every_rank_joined)
+    pending, on_waiter = results[0]
+    assert pending, "rank 0's work completed before rank 1 joined"
+    # wait() synchronizes through the runtime, which runs the stream's pending tasks (the
+    # callback among them) on the waiting thread (src/device/README.md).
+    assert on_waiter, "rank 0's work was completed by another thread than the one in wait()"
 
 
 def test_wait_with_timeout_raises_then_completes(pools):

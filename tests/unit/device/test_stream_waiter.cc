@@ -1,8 +1,8 @@
 // The waiter runs the work (src/device/stream.h): a thread blocked in trnrtStreamSynchronize /
-// Stream::waitFor runs the stream's pending tasks itself, in order, while the worker steps
-// aside. Each test first holds the stream's worker in a gate task that returns only once the
-// wanted number of waiters is there (Stream::waiters()), so which thread runs what is
-// deterministic whatever the machine's load.
+// Stream::waitFor (or trnrtEventSynchronize, up to the record) runs the stream's pending tasks
+// itself, in order, while the worker steps aside. Each test first holds the stream's worker in a
+// gate task that returns only once the wanted number of waiters is there (Stream::waiters()), so
+// which thread runs what is deterministic whatever the machine's load.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -99,6 +99,11 @@ TEST(StreamWaiter, TasksRunOnTheWaitingThreadAsTheStream) {
     EXPECT_EQ(s.stream, stream);
     EXPECT_EQ(s.device, 1);
   }
+  // The stats say the same: the gate on the worker, then one take-over and 5 tasks here.
+  const Stream::Stats stats = stream->stats();
+  EXPECT_EQ(stats.tasks, 6u);
+  EXPECT_EQ(stats.byWaiters, 5u);
+  EXPECT_EQ(stats.takeovers, 1u);
   int after = -1;
   ASSERT_RT_OK(trnrtGetDevice(&after));
   EXPECT_EQ(after, mine);
@@ -294,6 +299,47 @@ TEST(StreamWaiter, TaskOnTheWaiterDoesNotRunOtherStreams) {
   EXPECT_EQ(ownSync, trnrtErrorInvalidValue);
 }
 
+// trnrtEventSynchronize runs the recording stream's tasks up to the record on the waiting
+// thread, as the stream's; the task after the record is left to the worker (drained by the
+// destructor).
+TEST(StreamWaiter, EventSynchronizeRunsTheTasksUpToTheRecord) {
+  std::vector<Seen> seen(3);
+  Seen after;
+  {
+    StreamGuard guard;
+    EventGuard event;
+    trnrtStream* stream = guard.get();
+    Gate gate(stream, 1);
+    for (Seen& s : seen) enqueueRecorder(stream, &s);
+    ASSERT_RT_OK(trnrtEventRecord(event.get(), stream));
+    enqueueRecorder(stream, &after);
+    ASSERT_RT_OK(trnrtEventSynchronize(event.get()));
+    for (const Seen& s : seen) {
+      EXPECT_EQ(s.thread, std::this_thread::get_id());
+      EXPECT_EQ(s.stream, stream);
+    }
+    EXPECT_EQ(Stream::current(), nullptr);
+  }
+  EXPECT_NE(after.thread, ThreadId());
+  EXPECT_NE(after.thread, std::this_thread::get_id());
+}
+
+// A task before the record fails on the waiting thread: the event reports the failure.
+TEST(StreamWaiter, EventSynchronizeReportsAFailureBeforeTheRecord) {
+  StreamGuard guard;
+  EventGuard event;
+  Gate gate(guard.get(), 1);
+  ThreadId failedOn;
+  ASSERT_TRUE(trnccl::device::enqueue(guard.get(), [&] {
+                failedOn = std::this_thread::get_id();
+                return Status(Code::kInternalError, "task fails");
+              }).isOk());
+  ASSERT_RT_OK(trnrtEventRecord(event.get(), guard.get()));
+  EXPECT_EQ(trnrtEventSynchronize(event.get()), trnrtErrorLaunchFailure);
+  EXPECT_NE(std::string(trnrtGetLastErrorMessage()).find("task fails"), std::string::npos);
+  EXPECT_EQ(failedOn, std::this_thread::get_id());
+}
+
 // trnrtStreamQuery never runs tasks: a host that only polls leaves them all to the worker.
 TEST(StreamWaiter, QueryRunsNothing) {
   StreamGuard guard;
@@ -310,6 +356,7 @@ TEST(StreamWaiter, QueryRunsNothing) {
   }
   EXPECT_EQ(trnrtStreamQuery(guard.get()), trnrtSuccess);
   for (const Seen& s : seen) EXPECT_NE(s.thread, std::this_thread::get_id());
+  EXPECT_EQ(guard.get()->stats().byWaiters, 0u);
 }
 
 }  // namespace
