@@ -20,7 +20,13 @@
 // copied through the (registered) ring like a small piece.
 //
 // A message of at most kInlineBytes (wire.h) skips both: sendSome() copies it into its header
-// slot, and the header goes once the whole message was offered, as one message.
+// slot, and the header goes once the whole message was offered, as one message. When header
+// and payload fit the provider's inject size (64 bytes over tcp;ofi_rxm, 4 KiB over shm) it
+// goes with fi_tinject: no send completion to read (over tcp, each one costs a write and a read
+// of the provider's signal descriptor and an epoll_wait), the slot is free again at once and
+// sendDone() is true without reading the queue. A message the provider accepted but could not
+// write to its socket yet (only behind a full socket) moves at the next read of the queue: the
+// executor's, or the liveness thread's at the latest.
 //
 // Receiving pre-posts kRecvHeaders header receives (a slot of kHeaderSlotBytes each) at setup
 // and, from the first beginRecv() of a message too large to come inline on, `recvSlots` data
@@ -89,10 +95,15 @@ class Channel {
   // When anything last arrived from the peer (written by receive completions and heartbeats).
   LastHeard& heard() { return heard_; }
 
+  // The current message can be offered without reading completions first: it goes inline and
+  // a header slot is free (a data piece needs ring room, which completions free).
+  bool roomToSend() const { return sendInline_ && headerSeq_ - headersDone_ < kSendHeaders; }
   // Sends posted or queued whose completion has not arrived.
   bool sending() const;
   // Data pieces in flight, or a message larger than kInlineBytes partly received.
-  bool bulk() const;
+  bool bulk() const {
+    return piecesDone_ < pieceSeq_ || (recv_.bytes() > kInlineBytes && !recv_.complete());
+  }
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
   template <typename F>
@@ -119,7 +130,10 @@ class Channel {
 
   // The current outgoing message's header.
   Header header(uint32_t flags) const;
+  // Sends it with fi_tinject when the provider takes it (no completion), else posts it.
   Status postHeader();
+  // The header in slot `index` left (completion, or injected): retires slots in order.
+  void headerSent(uint32_t index);
   // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
   // posts the header once the message is complete.
   Result<size_t> copyInline(const void* src, size_t bytes);

@@ -54,6 +54,7 @@ Status Endpoint::openObjects() {
   mrLocal_ = (info_->domain_attr->mr_mode & FI_MR_LOCAL) != 0 ||
              env::getInt("TRNCCL_OFI_MR_LOCAL", 0) != 0;
   if (mrLocal_) mrCache_ = std::make_unique<MrCache>(domain_.get(), locate_);
+  if (env::getInt("TRNCCL_OFI_INJECT", 1) != 0) injectBytes_ = info_->tx_attr->inject_size;
 
   // A descriptor to wait on if the provider offers one; else a plain polled queue.
   fi_cq_attr cqAttr{};
@@ -214,6 +215,18 @@ Status Endpoint::post(Op& op) {
   }
   queued_.push_back(&op);
   return Status::ok();
+}
+
+Result<bool> Endpoint::inject(Op& op) {
+  if (!queued_.empty() || op.bytes > injectBytes_) return false;  // keep the order
+  ssize_t rc = fi_tinject(ep_.get(), op.buffer, op.bytes, op.address, op.tag);
+  if (rc == 0) return true;
+  if (rc == -FI_EAGAIN) return false;  // e.g. rxm still connecting: the first message waits
+  int peer = op.channel->peer();
+  return Status(Code::kRemoteError,
+                fmt::format("ofi: injecting a {} rank {} ({} bytes): {}", opName(op.kind), peer,
+                            op.bytes, fiError("fi_tinject", rc)),
+                peer);
 }
 
 Status Endpoint::readError() {

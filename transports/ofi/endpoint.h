@@ -108,6 +108,12 @@ class Endpoint {
 
   // Posts `op` now, or queues it behind operations refused with -FI_EAGAIN.
   Status post(Op& op);
+  // Sends `op` (a send of at most injectBytes()) with fi_tinject: the provider copies it and
+  // reports no completion, so the op and its buffer are free again on true. False: not sent
+  // (the provider refused it for now, or operations are queued): post() it instead.
+  Result<bool> inject(Op& op);
+  // Largest send inject() takes: the provider's inject_size (0 with TRNCCL_OFI_INJECT=0).
+  size_t injectBytes() const { return injectBytes_; }
   // Reads completions, retries queued operations; an error concerns the whole endpoint.
   Status progress();
 
@@ -151,6 +157,7 @@ class Endpoint {
   std::deque<Op*> queued_;
   size_t posted_ = 0;     // operations the provider holds (Op::posted)
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
+  size_t injectBytes_ = 0;
 
   // Destroyed in reverse: waker, endpoint, address vector, completion queue, heartbeats,
   // channels (their registrations; they hold leases of the cache), cached registrations,

@@ -14,12 +14,17 @@ Status OfiConnection::beginSend(uint64_t tag, size_t bytes) {
 
 Result<size_t> OfiConnection::sendSome(const void* src, size_t bytes) {
   std::lock_guard lock(endpoint_->mutex());
-  TRN_TRY(endpoint_->progress());  // completions first: they free ring room
+  // Completions first when they free the room the message needs; a message that fits a free
+  // header slot goes without reading the queue (every read polls the provider's sockets).
+  if (!channel_.roomToSend()) TRN_TRY(endpoint_->progress());
   return channel_.sendSome(src, bytes);
 }
 
 Result<bool> OfiConnection::sendDone() {
   std::lock_guard lock(endpoint_->mutex());
+  // Already done (an injected message, or completions another call read): no queue read.
+  Result<bool> done = channel_.sendDone();
+  if (!done || *done) return done;
   TRN_TRY(endpoint_->progress());
   return channel_.sendDone();
 }

@@ -13,6 +13,7 @@ enum class Event {
   kCopiedPieces,       // data pieces copied through the bounce ring
   kRegisteredPieces,   // data pieces posted in place from a buffer registered with the comm
   kInlineMessages,     // messages sent inside their header message (wire.h kInline)
+  kInjectedMessages,   // inline messages sent with fi_tinject (no send completion)
   kLeadingHeaders,     // headers sent at the start of a first piece with payload (kLeads)
   kRegistrations,      // windows an MrCache registered (its misses)
   kCacheHits,          // lookups an existing registration covered
