@@ -11,11 +11,22 @@ namespace {
 // fmt's shortest representation reads back to the same double (96 stays "96").
 std::string num(double v) { return fmt::format("{}", v); }
 
+void emitBands(YAML::Emitter& out, const char* key, const std::vector<RateBand>& bands) {
+  if (bands.empty()) return;
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (const RateBand& b : bands) {
+    out << YAML::BeginMap << YAML::Key << "bytes" << YAML::Value << b.bytes;
+    out << YAML::Key << "gbps" << YAML::Value << num(b.gbps) << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
 void emitLinkFields(YAML::Emitter& out, const LinkSpec& l) {
   out << YAML::Key << "class" << YAML::Value << std::string(linkClassName(l.cls));
   out << YAML::Key << "bandwidth_gbps" << YAML::Value << num(l.bandwidthGbps);
   out << YAML::Key << "latency_us" << YAML::Value << num(l.latencyUs);
   if (l.inPlaceBytes > 0) out << YAML::Key << "in_place_bytes" << YAML::Value << l.inPlaceBytes;
+  emitBands(out, "bands", l.bands);
 }
 
 void emitLink(YAML::Emitter& out, const char* key, const LinkSpec& l) {
@@ -75,6 +86,7 @@ std::string dumpYaml(const Topology& t) {
   if (t.device.dmaEngineGbps > 0) {
     out << YAML::Key << "dma_engine_gbps" << YAML::Value << num(t.device.dmaEngineGbps);
   }
+  emitBands(out, "hbm_bands", t.device.hbmBands);
   out << YAML::EndMap;
   emitFabric(out, t.fabric);
   if (t.network) {

@@ -26,6 +26,31 @@ int FabricModel::add(ResourceKind kind, int a, int b, double gbps, double latenc
   return static_cast<int>(resources_.size()) - 1;
 }
 
+int FabricModel::add(ResourceKind kind, int a, int b, const LinkSpec& spec, double latencyUs) {
+  const int id = add(kind, a, b, spec.bandwidthGbps, latencyUs);
+  if (spec.bands.empty()) return id;
+  auto it = std::find(bands_.begin(), bands_.end(), spec.bands);
+  if (it == bands_.end()) it = bands_.insert(bands_.end(), spec.bands);
+  resources_[static_cast<size_t>(id)].bands = static_cast<int32_t>(it - bands_.begin());
+  return id;
+}
+
+bool FabricModel::hasBands() const { return !bands_.empty() || !topo_.device.hbmBands.empty(); }
+
+double FabricModel::bytesPerUs(int resource, uint64_t workingSet) const {
+  const Resource& r = resources_.at(static_cast<size_t>(resource));
+  if (r.bands < 0) return r.bytesPerUs;
+  for (const RateBand& b : bands_[static_cast<size_t>(r.bands)]) {
+    if (workingSet <= b.bytes) return b.gbps * kBytesPerUsPerGbps;
+  }
+  return r.bytesPerUs;
+}
+
+double FabricModel::hbmBytesPerUs(uint64_t workingSet) const {
+  if (topo_.device.hbmBands.empty()) return hbmBytesPerUs_;
+  return hbmGbps(topo_.device, workingSet) / topo_.ranksPerChip() * kBytesPerUsPerGbps;
+}
+
 Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layout) {
   FabricModel f;
   f.topo_ = topo;  // first: add() reads the device's message cost
@@ -44,15 +69,14 @@ Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layou
   if (topo.fabric.kind == FabricKind::kSwitch) {
     const LinkSpec& port = topo.fabric.link;
     for (int jc = 0; jc < chips; ++jc) {
-      f.portUp_.push_back(f.add(ResourceKind::kPortUp, jc, jc, port.bandwidthGbps, port.latencyUs));
-      f.portDown_.push_back(f.add(ResourceKind::kPortDown, jc, jc, port.bandwidthGbps, 0));
+      f.portUp_.push_back(f.add(ResourceKind::kPortUp, jc, jc, port, port.latencyUs));
+      f.portDown_.push_back(f.add(ResourceKind::kPortDown, jc, jc, port, 0));
       for (int id : {f.portUp_.back(), f.portDown_.back()}) {
         f.resources_[static_cast<size_t>(id)].inPlaceBytes = port.inPlaceBytes;
       }
       if (const auto& cross = topo.fabric.crossLink) {
-        f.crossUp_.push_back(
-            f.add(ResourceKind::kCrossUp, jc, jc, cross->bandwidthGbps, cross->latencyUs));
-        f.crossDown_.push_back(f.add(ResourceKind::kCrossDown, jc, jc, cross->bandwidthGbps, 0));
+        f.crossUp_.push_back(f.add(ResourceKind::kCrossUp, jc, jc, *cross, cross->latencyUs));
+        f.crossDown_.push_back(f.add(ResourceKind::kCrossDown, jc, jc, *cross, 0));
       }
     }
   }
@@ -60,9 +84,9 @@ Result<FabricModel> FabricModel::build(const Topology& topo, const Layout& layou
     for (const Link& l : topo.links) {
       const int a = base + l.a, b = base + l.b;
       if (a >= chips || b >= chips) continue;  // a partly used last copy
-      const double gbps = l.spec.bandwidthGbps, lat = l.spec.latencyUs;
-      f.links_[a].push_back({b, f.add(ResourceKind::kLink, a, b, gbps, lat)});
-      f.links_[b].push_back({a, f.add(ResourceKind::kLink, b, a, gbps, lat)});
+      const double lat = l.spec.latencyUs;
+      f.links_[a].push_back({b, f.add(ResourceKind::kLink, a, b, l.spec, lat)});
+      f.links_[b].push_back({a, f.add(ResourceKind::kLink, b, a, l.spec, lat)});
     }
   }
   if (topo.network) {

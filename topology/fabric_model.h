@@ -26,6 +26,12 @@
 //
 // Reductions: a rank reduces at its share of its chip's HBM bandwidth (the chip's divided by its
 // ranks), 3 bytes of HBM traffic per byte reduced (two reads and a write), 2 per byte copied.
+//
+// Working-set bands: a description may give the fabric's links (`bands`) and the HBM
+// (`hbm_bands`) a rate per working set (topology::RateBand; this machine's `host` description,
+// where copies of a small working set run from the caches). The rates then depend on the call:
+// bytesPerUs(resource, workingSet) and hbmBytesPerUs(workingSet). resources() and
+// hbmBytesPerUs() give the rates above every band. On-chip DMA and EFA NICs have no bands.
 #pragma once
 
 #include <array>
@@ -58,6 +64,7 @@ struct Resource {
   double latencyUs = 0;       // what a transfer crossing it pays (a switch or NIC hop: the way in)
   double messageUs = 0;       // an EFA NIC out: what each message costs its send queue
   uint64_t inPlaceBytes = 0;  // messages this large cost half their bytes (LinkSpec)
+  int32_t bands = -1;         // FabricModel's copy of the bands of the link it models (-1: none)
 };
 
 // What a transfer from one rank to another crosses, in order.
@@ -93,12 +100,21 @@ class FabricModel {
   // Bytes per µs of HBM traffic one rank's reductions and copies get.
   double hbmBytesPerUs() const { return hbmBytesPerUs_; }
 
+  // True when a rate depends on the call's working set (the description has bands).
+  bool hasBands() const;
+  // A resource's bytes per µs, and one rank's HBM bytes per µs, for a call whose working set
+  // (the bytes of the buffers one rank touches) is `workingSet`: the description's band.
+  double bytesPerUs(int resource, uint64_t workingSet) const;
+  double hbmBytesPerUs(uint64_t workingSet) const;
+
  private:
   int jobChip(int rank) const;
   int linkBetween(int fromChip, int toChip) const;  // -1 when not adjacent
   Status torusRoute(int fromChip, int toChip, Path& r) const;
   Status push(int resource, Path& r) const;
   int add(ResourceKind kind, int a, int b, double gbps, double latencyUs);
+  // A resource modelling the description's link `spec` (its bandwidth and bands).
+  int add(ResourceKind kind, int a, int b, const LinkSpec& spec, double latencyUs);
 
   Topology topo_;
   Layout layout_;
@@ -111,6 +127,7 @@ class FabricModel {
   std::vector<int> nicOut_, nicIn_;  // per job instance * nics + nic
   int nics_ = 1;
   double hbmBytesPerUs_ = 0;
+  std::vector<std::vector<RateBand>> bands_;  // each distinct band list of the links
 };
 
 }  // namespace trnccl::topology

@@ -96,13 +96,41 @@ class Parser {
   }
 
   Result<LinkSpec> link(const YAML::Node& map, const std::string& path) const {
-    TRN_TRY(onlyKeys(map, path, {"class", "bandwidth_gbps", "latency_us", "in_place_bytes"}));
+    TRN_TRY(
+        onlyKeys(map, path, {"class", "bandwidth_gbps", "latency_us", "in_place_bytes", "bands"}));
     auto spec = linkFields(map, path);
-    if (!spec || !map["in_place_bytes"]) return spec;
-    auto inPlace = number(map, path, "in_place_bytes", false);
-    if (!inPlace) return inPlace.status();
-    spec->inPlaceBytes = static_cast<uint64_t>(*inPlace);
+    if (!spec) return spec;
+    if (map["in_place_bytes"]) {
+      auto inPlace = number(map, path, "in_place_bytes", false);
+      if (!inPlace) return inPlace.status();
+      spec->inPlaceBytes = static_cast<uint64_t>(*inPlace);
+    }
+    auto bands = rateBands(map, path, "bands");
+    if (!bands) return bands.status();
+    spec->bands = std::move(*bands);
     return spec;
+  }
+
+  // A list of {bytes, gbps} under `key` (RateBand), bytes strictly ascending; absent: none.
+  Result<std::vector<RateBand>> rateBands(const YAML::Node& map, const std::string& path,
+                                          const char* key) const {
+    std::vector<RateBand> out;
+    YAML::Node list = map[key];
+    if (!list) return out;
+    if (!list.IsSequence()) return error(list, path, fmt::format("'{}' must be a list", key));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string at = fmt::format("{}.{}[{}]", path, key, i);
+      TRN_TRY(onlyKeys(list[i], at, {"bytes", "gbps"}));
+      auto bytes = number(list[i], at, "bytes", true);
+      if (!bytes) return bytes.status();
+      auto gbps = number(list[i], at, "gbps", true);
+      if (!gbps) return gbps.status();
+      out.push_back({static_cast<uint64_t>(*bytes), *gbps});
+      if (out.size() > 1 && out.back().bytes <= out[out.size() - 2].bytes) {
+        return error(list[i], at, "'bytes' must grow from band to band");
+      }
+    }
+    return out;
   }
 
   const std::string& source() const { return source_; }
@@ -114,9 +142,9 @@ class Parser {
 Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node d = root["device"];
   if (!d) return p.error(root, "device", "missing");
-  TRN_TRY(p.onlyKeys(
-      d, "device",
-      {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps", "dma_engine_gbps"}));
+  TRN_TRY(p.onlyKeys(d, "device",
+                     {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps",
+                      "dma_engine_gbps", "hbm_bands"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
@@ -128,6 +156,9 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
     if (!dma) return dma.status();
     t.device.dmaEngineGbps = *dma;
   }
+  auto bands = p.rateBands(d, "device", "hbm_bands");
+  if (!bands) return bands.status();
+  t.device.hbmBands = std::move(*bands);
   return Status::ok();
 }
 

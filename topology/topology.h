@@ -31,6 +31,25 @@ std::string_view fabricKindName(FabricKind kind);  // "none", "torus2d", "torus3
 std::optional<LinkClass> parseLinkClass(std::string_view name);
 std::optional<FabricKind> parseFabricKind(std::string_view name);
 
+// A rate that depends on a call's working set (the bytes of the buffers one rank's steps touch,
+// docs/TOPOLOGY.md "Working-set bands"): a working set of at most `bytes` moves at `gbps`.
+// Measured, e.g. by trnccl-sim-calibrate on this machine, where a small working set stays in the
+// caches and copies run faster than from memory.
+struct RateBand {
+  uint64_t bytes = 0;
+  double gbps = 0;
+  bool operator==(const RateBand&) const = default;
+};
+
+// The rate for a working set of `workingSet` bytes: the first of `bands` (ascending bytes) whose
+// bytes are at least it; above every band (or without bands), `gbps`.
+inline double bandGbps(const std::vector<RateBand>& bands, double gbps, uint64_t workingSet) {
+  for (const RateBand& b : bands) {
+    if (workingSet <= b.bytes) return b.gbps;
+  }
+  return gbps;
+}
+
 struct LinkSpec {
   LinkClass cls = LinkClass::kNeuronLink;
   double bandwidthGbps = 0;  // GB/s, one direction of one link
@@ -40,8 +59,15 @@ struct LinkSpec {
   // takes two (the sender's into the FIFO, the receiver's out of it), so it occupies the link
   // for half its bytes' time. 0: never (YAML `in_place_bytes`).
   uint64_t inPlaceBytes = 0;
+  // bandwidthGbps for smaller working sets (YAML `bands`); empty: bandwidthGbps always.
+  std::vector<RateBand> bands = {};
   bool operator==(const LinkSpec&) const = default;
 };
+
+// A link's bandwidth for a call whose working set is `workingSet` bytes (LinkSpec::bands).
+inline double linkGbps(const LinkSpec& l, uint64_t workingSet) {
+  return bandGbps(l.bands, l.bandwidthGbps, workingSet);
+}
 
 // The share of a message's bytes a link charges when its messages from `inPlaceBytes` on are
 // read in place (LinkSpec::inPlaceBytes): half for those, one copy instead of two.
@@ -64,8 +90,15 @@ struct DeviceKind {
   // chip are one DMA queue's, at one engine's rate (onChipLink).
   double dmaEngineGbps = 0;
   double messageUs = kMessageUs;  // per message sent (not in descriptions: the model's)
+  // hbmBandwidthGbps for smaller working sets (YAML `hbm_bands`); empty: hbmBandwidthGbps.
+  std::vector<RateBand> hbmBands = {};
   bool operator==(const DeviceKind&) const = default;
 };
+
+// A chip's HBM bandwidth for a call whose working set is `workingSet` bytes (hbmBands).
+inline double hbmGbps(const DeviceKind& d, uint64_t workingSet) {
+  return bandGbps(d.hbmBands, d.hbmBandwidthGbps, workingSet);
+}
 
 struct Fabric {
   FabricKind kind = FabricKind::kNone;

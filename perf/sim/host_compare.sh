@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # trnccl-sim's prediction of this machine against a measurement (docs/SIMULATOR.md, "This
 # machine"): calibrates a `host` description for N ranks (trnccl-sim-calibrate --chips N, the
-# median of --repeat runs), predicts `mpirun -np N all_reduce_perf` over shm at N = 2 and 4
+# median of --repeat runs, with its rates per working set: the bands), predicts `mpirun -np N all_reduce_perf` over shm at N = 2 and 4
 # ranks with it, runs the benchmark REPEAT times per size (enough iterations for about a second
 # each), and prints one table of predicted against the median measured time (out of place),
 # with the lowest and highest measurement. Both sides use the same algorithm (ring: TRNCCL_ALGO

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sim/engine_state.h"
 #include "sim/event_queue.h"
 
 namespace trnccl::sim {
@@ -11,65 +12,7 @@ namespace {
 
 using schedule::Primitive;
 using topology::linkByteShare;
-
-constexpr double kUnknown = -1;  // a time not known yet (times are >= 0)
-constexpr uint32_t kNone = UINT32_MAX;
-
-// Steps that run on the rank alone, when their group begins.
-bool local(Primitive p) { return p == Primitive::kCopy || p == Primitive::kReduce; }
-
-// One message on a directed connection, from the first side that begins it until both are done
-// with it. One cache line: a large mesh round has millions in flight, touched at random moments.
-struct alignas(64) Msg {
-  double sendReady = kUnknown;   // its data is at the sender (a forward: the first piece is)
-  double recvPosted = kUnknown;  // the receiver began the step that receives it
-  double start = kUnknown;       // the last hop carries it from start (known once reserved) ...
-  double bound = 0;    // ... to bound; before that, the next hop ends no earlier than bound
-  uint64_t bytes = 0;  // as the side that began it first says; the other must agree
-  int32_t conn = -1;
-  uint32_t sendStep = kNone, recvStep = kNone;  // Program::steps() indices
-  int32_t forward = -1;                         // the message its receiving step forwards into
-  int32_t next = -1;                            // the connection's queue, or the free list
-  uint8_t hop = 0;                              // the next hop of its route to reserve
-  bool started = false;                         // its first hop is reserved
-  bool syncSend = false;  // the send's and the receive's step flags, copied here so that the
-  bool reduces = false;   // other side needn't read them
-};
-static_assert(sizeof(Msg) == 64);
-
-// A connection's messages that one side began and the other has not (all by the same side).
-struct Queue {
-  int32_t head = -1, tail = -1;
-};
-
-// A fabric resource as the engine runs it.
-struct Lane {
-  double freeAt = 0, bytesPerUs = 1, busyUs = 0;
-  double messageUs = 0;       // per message it issues (first hop of a route)
-  uint64_t inPlaceBytes = 0;  // messages this large cost half their bytes (LinkSpec)
-};
-
-struct RankState {
-  uint32_t next = 0, end = 0;  // steps not begun yet: [next, end)
-  uint32_t groupFirst = 0;
-  int32_t pending = 0;  // parts of the current group not done
-  double groupBegin = 0, groupDone = 0;
-  double issueFreeAt = 0;  // its DMA queue issues the next message from then on
-  bool finished = false;
-};
-
-// The engine's largest tables, kept by each thread for its next run: a large call's millions of
-// messages and connections then land on memory already mapped, not on pages the kernel must
-// clear first (7-12 % of a 2,048-rank mesh call). Every queue is empty between runs.
-struct Tables {
-  std::vector<Msg> msgs;
-  std::vector<int32_t> second;
-  std::vector<Queue> queues;
-};
-Tables& threadTables() {
-  static thread_local Tables tables;
-  return tables;
-}
+using namespace engine_state;  // NOLINT(google-build-using-namespace): its own state
 
 // kBegin: a rank's next group begins. kForward: a forward's first piece is ready to send.
 // kHop: a transfer reaches the next hop of its route (the first: once its sender issued it).
@@ -91,13 +34,25 @@ class Engine {
     if (queues_.size() < conns_.size()) queues_.resize(conns_.size());
     msgs_.clear();
     second_.clear();
-    for (const Resource& r : p.fabric().resources())
-      lanes_.push_back(Lane{0, r.bytesPerUs, 0, r.messageUs, r.inPlaceBytes});
+    // The rates of the call's working set (the description's bands; without, the resources').
+    const Fabric& fabric = p.fabric();
+    const uint64_t workingSet = p.workingSet();
+    for (const Resource& r : fabric.resources()) {
+      const double rate = fabric.bytesPerUs(static_cast<int>(lanes_.size()), workingSet);
+      lanes_.push_back(Lane{0, rate, 0, r.messageUs, r.inPlaceBytes});
+    }
+    for (size_t i = 0; fabric.hasBands() && i < p.routes().size(); ++i) {
+      const Route& route = p.routes()[i];
+      double rate = lanes_[static_cast<size_t>(route.hops[0])].bytesPerUs;
+      for (int32_t h = 1; h < route.count; ++h)
+        rate = std::min(rate, lanes_[static_cast<size_t>(route.hops[h])].bytesPerUs);
+      routeBytesPerUs_.push_back(rate);
+    }
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
     // Every message a send starts: reserved (address space only) so that the table never moves.
     msgs_.reserve(p.sends());
     second_.reserve(p.sends());
-    hbm_ = p.fabric().hbmBytesPerUs();
+    hbm_ = fabric.hbmBytesPerUs(workingSet);
     messageUs_ = p.fabric().messageUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
     for (int r = 0; r < n; ++r) {
@@ -223,6 +178,14 @@ class Engine {
         m.sendStep - p_.first(c.from), m.recvStep - p_.first(c.to));
   }
 
+  // What each byte of a message of `bytes` on connection c takes at its route's narrowest hop.
+  double usPerByte(int32_t c, uint64_t bytes) const {
+    const Route& route = p_.route(c);
+    if (routeBytesPerUs_.empty()) return route.usPerByte(bytes);
+    const uint32_t id = conns_[static_cast<size_t>(c)].route;
+    return linkByteShare(route.inPlaceBytes, bytes) / routeBytesPerUs_[id];
+  }
+
   void beginGroup(int rank, double now);
   void tryStart(int32_t id, double now);
   void reserveHop(int32_t id, double now);
@@ -243,10 +206,11 @@ class Engine {
   // Per message: a duplicated write's message to its second destination (-1: none), set on the
   // message to the first.
   std::vector<int32_t>& second_;
-  std::vector<Queue>& queues_;   // per connection (and beyond: a larger earlier run's, empty)
-  bool clean_ = false;           // every queue is empty again
-  std::vector<Lane> lanes_;      // per fabric resource
-  std::vector<double> stepEnd_;  // with a recorder only
+  std::vector<Queue>& queues_;  // per connection (and beyond: a larger earlier run's, empty)
+  bool clean_ = false;          // every queue is empty again
+  std::vector<Lane> lanes_;     // per fabric resource
+  std::vector<double> routeBytesPerUs_;  // per route, with bands: its narrowest lane's rate
+  std::vector<double> stepEnd_;          // with a recorder only
   EventQueue queue_;
   Outcome out_;
   Status error_;
@@ -367,7 +331,7 @@ void Engine::received(int32_t id) {
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
   const Route& route = p_.route(m.conn);
   const double arrive = m.start + route.latencyUs, arrived = m.bound + route.latencyUs;
-  const double firstPiece = std::max(arrive + piece * route.usPerByte(m.bytes), m.recvPosted);
+  const double firstPiece = std::max(arrive + piece * usPerByte(m.conn, m.bytes), m.recvPosted);
   double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
   if (m.reduces) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
@@ -379,8 +343,8 @@ void Engine::received(int32_t id) {
   // The forward, and a duplicated write's second one, stream the same pieces.
   for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
     Msg& out = msgs_[static_cast<size_t>(f)];
-    out.bound = done + std::min(static_cast<double>(out.bytes), piece) *
-                           p_.route(out.conn).usPerByte(out.bytes);
+    out.bound =
+        done + std::min(static_cast<double>(out.bytes), piece) * usPerByte(out.conn, out.bytes);
     push(forwardable, static_cast<uint32_t>(f), kForward);
   }
   freeMsg(id);

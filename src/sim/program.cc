@@ -30,6 +30,34 @@ Status checkPeer(int rank, int peer, int nranks, size_t index, Primitive prim) {
                          peer == rank ? "the rank itself" : "not a rank");
 }
 
+// The bytes of memory the steps of `s` read or write locally: the union of their local operands
+// (src) and destinations (dst), what the executor's copies and reductions touch.
+uint64_t touchedBytes(const schedule::Schedule& s) {
+  std::vector<std::pair<uintptr_t, uintptr_t>> spans;
+  const uint64_t elem = device::dataTypeSize(s.type);
+  for (const schedule::Step& st : s.steps()) {
+    const uintptr_t bytes = st.count * elem;
+    const bool readsSrc = st.prim != Primitive::kRecv && st.prim != Primitive::kRecvCopySend;
+    if (readsSrc && st.src != nullptr) {
+      const auto a = reinterpret_cast<uintptr_t>(st.src);
+      spans.emplace_back(a, a + bytes);
+    }
+    if (st.prim != Primitive::kSend && st.dst != nullptr) {
+      const auto a = reinterpret_cast<uintptr_t>(st.dst);
+      spans.emplace_back(a, a + bytes);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  uint64_t total = 0;
+  uintptr_t covered = 0;  // the union so far ends here
+  for (const auto& [a, b] : spans) {
+    if (b <= covered) continue;
+    total += b - std::max(a, covered);
+    covered = b;
+  }
+  return total;
+}
+
 // A table kept by the thread for its next Program: reused memory is mapped already, fresh
 // memory the kernel clears page by page first (hundreds of MB of steps at 2,048 ranks).
 template <typename V>
@@ -151,6 +179,7 @@ Status Program::add(int rank, const schedule::Schedule& s) {
   if (rank < 0 || rank >= nranks())
     return invalidArgument("rank {} not in [0, {})", rank, nranks());
   if (algorithm_.empty()) algorithm_ = s.algorithm;
+  if (fabric_.hasBands()) workingSet_ = std::max(workingSet_, touchedBytes(s));
   const uint64_t elem = device::dataTypeSize(s.type);
   if (steps_.empty()) {  // ranks' schedules are about as long as each other: grow once at most
     steps_.reserve(s.steps().size() * static_cast<size_t>(nranks()) * 9 / 8 + 64);

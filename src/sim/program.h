@@ -65,6 +65,12 @@ class Program {
   const Fabric& fabric() const { return fabric_; }
   // Name of the algorithm the schedules came from (the first added).
   const std::string& algorithm() const { return algorithm_; }
+  // The call's working set, when the fabric's rates depend on it (Fabric::hasBands; else 0):
+  // the largest over the ranks of the bytes of buffer memory a rank's steps read or write (the
+  // union of their local operands and destinations, scratch included; what a transfer reads
+  // in place from a peer belongs to the peer's).
+  uint64_t workingSet() const { return workingSet_; }
+  const std::vector<Route>& routes() const { return routes_; }
 
  private:
   Result<int32_t> connection(int from, int to);
@@ -79,6 +85,7 @@ class Program {
   std::vector<Route> routes_;
   std::vector<uint32_t> routeSlots_;  // open addressing on the hops: route id + 1 (0: empty)
   uint64_t sends_ = 0;
+  uint64_t workingSet_ = 0;
   // (from, to) -> connection index + 1 (0: none yet): a table of every pair up to kDenseRanks
   // ranks (64 MiB at 4,096), else open addressing on from * nranks + to + 1 (0: empty).
   static constexpr int kDenseRanks = 4096;

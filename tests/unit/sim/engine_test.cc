@@ -129,6 +129,40 @@ TEST(SimEngine, InPlaceMessagesCostHalfTheirBytes) {
   }
 }
 
+// Working-set bands: the ports carry 4 GB/s for a working set of at most 2000 B, 2 GB/s up to
+// 4000 B, else 1 GB/s; HBM moves 8 GB/s up to 2000 B, else 2 GB/s. Rank 0 sends 1000 B from
+// one buffer; rank 1 receives them into another, then copies c bytes between two more: the
+// call's working set is rank 1's 1000 + 2c bytes. The message leaves rank 0 after 1000 B at the
+// port's rate and lands 1 µs later; the copy then takes 2c bytes of HBM traffic:
+//   c =  500: 2000 B, 4 GB/s: sent at 0.25, landed 1.25, copied by 1.25 + 1000 / 8000 = 1.375;
+//   c = 1500: 4000 B, 2 GB/s: sent at 0.5, landed 1.5, copied by 1.5 + 3000 / 2000 = 3;
+//   c = 2000: 5000 B, above every band: sent at 1, landed 2, copied by 2 + 4000 / 2000 = 4,
+// which is also what the description without bands gives.
+TEST(SimEngine, RatesFollowTheWorkingSet) {
+  auto at = [](uintptr_t k) { return reinterpret_cast<std::byte*>(k << 16); };
+  auto run = [&](const topology::Topology& t, size_t copyBytes) {
+    Simulator sim = simulatorFor(t, 2);
+    auto out = sim.schedules([&](int r) {
+      if (r == 0) {
+        return bytesSchedule(
+            2, {{Step{.prim = Primitive::kSend, .sendPeer = 1, .src = at(1), .count = 1000}}});
+      }
+      return bytesSchedule(
+          2, {{Step{.prim = Primitive::kRecv, .recvPeer = 0, .dst = at(2), .count = 1000}},
+              {Step{.prim = Primitive::kCopy, .src = at(3), .dst = at(4), .count = copyBytes}}});
+    });
+    EXPECT_TRUE(out) << out.status().message();
+    return out ? std::pair{out->rankEndUs[0], out->rankEndUs[1]} : std::pair{-1.0, -1.0};
+  };
+  topology::Topology t = testing::fourChipsOnASwitch();
+  t.fabric.link.bands = {{2000, 4}, {4000, 2}};
+  t.device.hbmBands = {{2000, 8}};
+  EXPECT_EQ(run(t, 500), (std::pair{0.25, 1.375}));
+  EXPECT_EQ(run(t, 1500), (std::pair{0.5, 3.0}));
+  EXPECT_EQ(run(t, 2000), (std::pair{1.0, 4.0}));
+  EXPECT_EQ(run(testing::fourChipsOnASwitch(), 500), (std::pair{1.0, 2.5}));
+}
+
 // Two senders into one NIC: rank 2's NIC takes the messages one after the other, so the second
 // arrives 100 µs after the first (215), while each sender's own NIC was done at 100.
 TEST(SimEngine, MessagesShareANic) {

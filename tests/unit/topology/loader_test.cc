@@ -187,6 +187,38 @@ fabric:
   EXPECT_EQ(plain->fabric.link.inPlaceBytes, 0u);
 }
 
+// Working-set bands (fabric.link's `bands`, device's `hbm_bands`: trnccl-sim-calibrate's rates
+// per working set) load, pick the first band at least as large as the working set, and survive a
+// dump; absent, the rate is the plain field's at every working set.
+TEST(RoundTrip, WorkingSetBands) {
+  const std::string text = R"(name: host
+chips_per_instance: 2
+device:
+  {kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: 6,
+   hbm_bands: [{bytes: 65536, gbps: 30}, {bytes: 1048576, gbps: 12}]}
+fabric:
+  kind: switch
+  link: {class: pcie, bandwidth_gbps: 2.5, latency_us: 0.4, bands: [{bytes: 131072, gbps: 9}]}
+)";
+  auto t = parseTopology(text, "host.yaml");
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(t->device.hbmBands, (std::vector<RateBand>{{65536, 30}, {1048576, 12}}));
+  EXPECT_EQ(t->fabric.link.bands, (std::vector<RateBand>{{131072, 9}}));
+  EXPECT_EQ(hbmGbps(t->device, 65536), 30);
+  EXPECT_EQ(hbmGbps(t->device, 65537), 12);
+  EXPECT_EQ(hbmGbps(t->device, 1048577), 6);
+  EXPECT_EQ(linkGbps(t->fabric.link, 1000), 9);
+  EXPECT_EQ(linkGbps(t->fabric.link, 131073), 2.5);
+  auto back = parseTopology(dumpYaml(*t), "<dump>");
+  ASSERT_TRUE(back) << back.status().message();
+  EXPECT_EQ(*back, *t);
+  auto plain = parseTopology(kCustom, "custom.yaml");
+  ASSERT_TRUE(plain) << plain.status().message();
+  EXPECT_TRUE(plain->device.hbmBands.empty());
+  EXPECT_EQ(hbmGbps(plain->device, 1), 820.5);
+  EXPECT_EQ(linkGbps(plain->chips[0].extraLinks[0].spec, 1), 31.5);
+}
+
 // Loads `text` from a file and expects an error naming that file, `line` and `fragment`.
 void expectError(const std::string& text, int line, const std::string& fragment) {
   TempFile file("bad.yaml", text);
@@ -244,6 +276,14 @@ TEST(BadFiles, FieldErrors) {
                   "      - {peer: 9, class: pcie, bandwidth_gbps: 1, latency_us: 1}\n",
               11, "chips[0].links[0].peer: 9 is not another chip");
   expectError("name: [unclosed\n", 2, "");
+  const std::string link =
+      "fabric:\n  kind: switch\n  link: {class: pcie, bandwidth_gbps: 1, "
+      "latency_us: 1, bands: ";
+  expectError(std::string(kHead) + link + "[{bytes: 8, gbps: 2}, {bytes: 8, gbps: 1}]}\n", 10,
+              "fabric.link.bands[1]: 'bytes' must grow from band to band");
+  expectError(std::string(kHead) + link + "[{bytes: 8, gbps: 0}]}\n", 10,
+              "fabric.link.bands[0]: 'gbps' must be a positive number");
+  expectError(std::string(kHead) + link + "{bytes: 8}}\n", 10, "'bands' must be a list");
 }
 
 // Rails: which NIC each chip sends through (network.nic_of_chip), written in every built-in with

@@ -7,7 +7,11 @@
 //   - reduction rate: each process sums two float buffers as large into a third with the
 //     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
-//     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop.
+//     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop;
+//   - the copy and reduction rates again for each working set of 64 KiB, 128 KiB, ... 32 MiB
+//     (the bytes of all buffers one process touches: a copy's source and destination of half
+//     of it each, a reduction's three buffers of a third), each repeated until it moved
+//     128 MiB: the description's bands (docs/TOPOLOGY.md), where the caches hold the buffers.
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
 // 5); the description takes the median, and the spread (lowest to highest) is printed.
@@ -17,7 +21,9 @@
 // port's bandwidth is half the copy rate; from the transport's zero-copy size (zero_copy.h
 // kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
 // in_place_bytes. The "HBM" of a chip is three times the reduction rate, as the simulator
-// charges three bytes of HBM traffic per byte reduced.
+// charges three bytes of HBM traffic per byte reduced. The bands follow the same rules: the
+// link's `bands` are half each working set's copy rate, the device's `hbm_bands` three times
+// its reduction rate; the plain fields are the rates of 64 MiB buffers, above every band.
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
@@ -45,8 +51,12 @@ using trnccl::Doorbell;
 using trnccl::DoorbellWord;
 using Seconds = std::chrono::duration<double>;
 
+// The working set of the rate above every band: each buffer 64 MiB, far larger than the caches.
 constexpr size_t kCopyBytes = size_t{64} << 20;
-constexpr int kCopyRounds = 8;
+// Working sets of the bands (the bytes of all buffers one process touches), 64 KiB to 32 MiB.
+constexpr size_t kFirstBand = size_t{64} << 10, kLastBand = size_t{32} << 20;
+// Each measurement moves this much (at least two rounds): 10-50 ms at this machine's rates.
+constexpr size_t kMovedBytes = size_t{128} << 20;
 constexpr int kTokenRounds = 5000;
 
 // Memory shared by the measuring processes: a start gate, one result per process, and one
@@ -108,31 +118,39 @@ bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared
   return ok;
 }
 
-// Each process reduces two float buffers far larger than the caches into a third with the
-// emulated core's kernel (device::reduce, as the executor does), all at once.
-bool reduceOnce(int i, Shared* shared) {
-  const size_t count = kCopyBytes / sizeof(float);
+// How often a measurement of buffers of `bytes` each repeats its copy or reduction.
+int roundsFor(size_t bytes) { return static_cast<int>(std::max<size_t>(2, kMovedBytes / bytes)); }
+
+// Each process reduces two float buffers of `bytes` into a third with the emulated core's kernel
+// (device::reduce, as the executor does), all at once: a working set of 3 * bytes.
+bool reduceOnce(int i, Shared* shared, size_t bytes) {
+  const size_t count = bytes / sizeof(float);
   std::vector<float> a(count, 1.0f), b(count, 2.0f), dst(count, 0.0f);
   using trnccl::device::DataType;
   using trnccl::device::RedOp;
   trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), a.data(), b.data(), count);
   const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < kCopyRounds; ++r) {
+  for (int r = 0; r < roundsFor(bytes); ++r) {
     trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), a.data(), b.data(), count);
   }
   shared->seconds[i] = Seconds(std::chrono::steady_clock::now() - t0).count();
   return dst[count / 2] == 3.0f;
 }
 
-bool copyOnce(int i, Shared* shared) {
-  void* dst = mmap(nullptr, kCopyBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+// Each process copies a buffer of `bytes` into shared memory, all at once: a working set of
+// 2 * bytes.
+bool copyOnce(int i, Shared* shared, size_t bytes) {
+  void* dst = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (dst == MAP_FAILED) return false;
-  std::string src(kCopyBytes, 'x');
-  std::memcpy(dst, src.data(), kCopyBytes);  // fault the pages in
+  std::string src(bytes, 'x');
+  std::memcpy(dst, src.data(), bytes);  // fault the pages in
   const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < kCopyRounds; ++r) std::memcpy(dst, src.data(), kCopyBytes);
+  for (int r = 0; r < roundsFor(bytes); ++r) {
+    std::memcpy(dst, src.data(), bytes);
+    asm volatile("" ::: "memory");  // every round's copy happens
+  }
   shared->seconds[i] = Seconds(std::chrono::steady_clock::now() - t0).count();
-  munmap(dst, kCopyBytes);
+  munmap(dst, bytes);
   return true;
 }
 
@@ -175,8 +193,43 @@ Spread measure(int procs, int repeat, const std::function<bool(int, Shared*)>& b
   return s;
 }
 
-std::string describe(int chips, const Spread& copy, const Spread& red, const Spread& hop) {
+// The copy and reduction rates of one working set.
+struct Rates {
+  size_t workingSet = 0;
+  Spread copy, reduce;
+  bool ok() const { return copy.ok && reduce.ok; }
+};
+
+// Copies of `copyBytes` and reductions into buffers of `reduceBytes`, all processes at once.
+Rates measureRates(int procs, int repeat, size_t copyBytes, size_t reduceBytes, void* mem) {
+  const auto gbps = [](size_t bytes) {
+    return [bytes](double s) { return roundsFor(bytes) * static_cast<double>(bytes) / s / 1e9; };
+  };
+  Rates r;
+  r.workingSet = 2 * copyBytes;
+  r.copy = measure(
+      procs, repeat, [copyBytes](int i, Shared* sh) { return copyOnce(i, sh, copyBytes); },
+      gbps(copyBytes), mem);
+  r.reduce = measure(
+      procs, repeat, [reduceBytes](int i, Shared* sh) { return reduceOnce(i, sh, reduceBytes); },
+      gbps(reduceBytes), mem);
+  return r;
+}
+
+// A band list (docs/TOPOLOGY.md): each working set's rate, times `scale`.
+std::string bandList(const std::vector<Rates>& bands, bool copy, double scale) {
+  std::string out;
+  for (const Rates& b : bands) {
+    out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ", b.workingSet,
+                       scale * (copy ? b.copy : b.reduce).median);
+  }
+  return "[" + out + "]";
+}
+
+std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
+                     const Spread& hop) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
+  const Spread &copy = big.copy, &red = big.reduce;
   return fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
       "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets): copy\n"
@@ -184,15 +237,21 @@ std::string describe(int chips, const Spread& copy, const Spread& red, const Spr
       "# [{:.2f}-{:.2f}] GB/s per rank (the emulated core's kernel, all at once), hand-off\n"
       "# latency {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. From {} bytes\n"
       "# (shm's zero-copy size) the receiver reads a message in place (docs/SIMULATOR.md).\n"
+      "# The bands: the same rates for working sets of at most `bytes` (each process's buffers),\n"
+      "# which the caches hold in part or whole.\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
-      "device: {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: {:.2f}}}\n"
+      "device:\n  {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: "
+      "{:.2f},\n"
+      "   hbm_bands: {}}}\n"
       "fabric:\n  kind: switch\n"
-      "  link: {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: {}}}\n",
+      "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
+      "{},\n"
+      "     bands: {}}}\n",
       chips, copy.median, copy.low, copy.high, red.median, red.low, red.high, hop.median, hop.low,
-      hop.high, kDefaultZcopyBytes, chips, chips, 3 * red.median, copy.median / 2, hop.median,
-      kDefaultZcopyBytes);
+      hop.high, kDefaultZcopyBytes, chips, chips, 3 * red.median, bandList(bands, false, 3),
+      copy.median / 2, hop.median, kDefaultZcopyBytes, bandList(bands, true, 0.5));
 }
 
 }  // namespace
@@ -213,30 +272,39 @@ int main(int argc, char** argv) {
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
-  const auto gbps = [](double s) {
-    return kCopyRounds * static_cast<double>(kCopyBytes) / s / 1e9;
-  };
-  const Spread copy = measure(chips, repeat, copyOnce, gbps, mem);
-  const Spread red = measure(chips, repeat, reduceOnce, gbps, mem);
+  const Rates big = measureRates(chips, repeat, kCopyBytes, kCopyBytes, mem);
+  bool ok = big.ok();
+  std::vector<Rates> bands;
+  for (size_t ws = kFirstBand; ws <= kLastBand && ok; ws *= 2) {
+    bands.push_back(measureRates(chips, repeat, ws / 2, ws / 3 / 64 * 64, mem));
+    bands.back().workingSet = ws;
+    ok = bands.back().ok();
+  }
   // The slowest process's time per round of the token, per hop.
   const Spread hop = measure(
       chips, repeat, [chips](int i, Shared* s) { return passToken(i, s, chips); },
       [chips](double s) { return s / kTokenRounds / chips * 1e6; }, mem);
   munmap(mem, sizeof(Shared));
-  if (!copy.ok || !red.ok || !hop.ok) {
+  if (!ok || !hop.ok) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  const std::string yaml = describe(chips, copy, red, hop);
+  const std::string yaml = describe(chips, big, bands, hop);
   FILE* f = std::fopen(out.c_str(), "w");
   if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
     std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
     return 1;
   }
+  const Spread &copy = big.copy, &red = big.reduce;
   std::printf(
       "copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s (medians of %d; "
       "copy %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
       copy.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high, red.low,
       red.high, hop.low, hop.high);
+  for (const Rates& b : bands) {
+    std::printf("  working set %9zu bytes: copy %.2f (%.2f-%.2f), reduce %.2f (%.2f-%.2f) GB/s\n",
+                b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.reduce.median, b.reduce.low,
+                b.reduce.high);
+  }
   return 0;
 }

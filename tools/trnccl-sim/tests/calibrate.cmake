@@ -1,6 +1,7 @@
 # Calibrates a `host` description for 2 ranks and simulates one all-reduce on it: the YAML must
-# load, name its measured rates and the shm transport's in-place size, and give a table row with
-# a positive time.
+# load, name its measured rates, the shm transport's in-place size and the rates per working set
+# (link `bands` and device `hbm_bands`, 64 KiB to 32 MiB), and give a table row with a positive
+# time.
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -12,6 +13,13 @@ endif()
 file(READ ${DIR}/host.yaml yaml)
 if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+, in_place_bytes: [1-9][0-9]*")
   message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
+endif()
+set(gbps "gbps: [0-9.]*[1-9][0-9.]*")
+set(band "\\{bytes: [0-9]+, ${gbps}\\}")
+set(bands "\\[\\{bytes: 65536, ${gbps}\\}(, ${band})*, \\{bytes: 33554432, ${gbps}\\}\\]")
+if(NOT yaml MATCHES "in_place_bytes: [0-9]+,[ \n]*bands: ${bands}"
+   OR NOT yaml MATCHES "hbm_bands: ${bands}")
+  message(FATAL_ERROR "the description lacks the rates per working set: ${yaml}")
 endif()
 execute_process(COMMAND ${SIM} ${DIR}/host.yaml --ranks 2 --coll allreduce -b 64K -e 64K
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
