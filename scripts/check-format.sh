@@ -41,4 +41,4 @@ if ((${#long[@]})); then
 fi
 [[ "${1:-}" == --fix ]] && exit 0
 ((${#bad[@]} + ${#long[@]} == 0)) || exit 1
-echo "check-format: ${#files[@]} files clean, none longer than $max_lines lines (but the pending splits above)"
+echo "check-format: ${#files[@]} files clean, none longer than $max_lines lines"
