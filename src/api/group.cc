@@ -12,6 +12,7 @@
 
 #include "api/enqueue.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "sim/simulate.h"
 
 namespace trnccl::api {
@@ -46,7 +47,7 @@ thread_local Group group;
 Status runInits(std::vector<InitCall>& inits) {
   std::vector<std::thread> threads;
   for (auto& init : inits) {
-    threads.emplace_back([&init] { runInit(init.handle, init.id, init.config); });
+    threads.push_back(startThread([&init] { runInit(init.handle, init.id, init.config); }));
   }
   for (auto& t : threads) t.join();
   for (auto& init : inits) {

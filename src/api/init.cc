@@ -4,6 +4,7 @@
 #include "api/handle.h"
 #include "bootstrap/bootstrap.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "device/device_api.h"
 
 using trnccl::Code;
@@ -200,7 +201,8 @@ trncclResult_t initChecked(trncclComm_t* comm, int nranks, int rank,
   }
   if (!cfg.blocking) {
     handle->initializing.store(true);
-    handle->initThread = std::thread(trnccl::api::runInit, handle, *id, cfg);
+    handle->initThread =
+        trnccl::startThread([handle, id = *id, cfg] { trnccl::api::runInit(handle, id, cfg); });
     *comm = handle;
     return trncclInProgress;
   }
@@ -240,11 +242,11 @@ trncclResult_t trncclCommInitAll(trncclComm_t* comms, int ndev, const int* devli
   std::vector<std::string> errors(ndev);
   std::vector<std::thread> threads;
   for (int i = 0; i < ndev; ++i) {
-    threads.emplace_back([&, i] {
+    threads.push_back(trnccl::startThread([&, i] {
       trnrtSetDevice(devlist ? devlist[i] : i);
       results[i] = trncclCommInitRank(&comms[i], ndev, id, i);
       if (results[i] != trncclSuccess) errors[i] = trncclGetLastError(nullptr);
-    });
+    }));
   }
   for (auto& t : threads) t.join();
   for (int i = 0; i < ndev; ++i) {

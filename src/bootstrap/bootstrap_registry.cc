@@ -10,6 +10,7 @@
 
 #include "bootstrap/bootstrap_root.h"
 #include "common/log.h"
+#include "common/thread.h"
 
 namespace trnccl::bootstrap {
 namespace {
@@ -49,7 +50,7 @@ class Registry {
     std::shared_ptr<RootService> owned = std::move(service.value());
     root.service = owned;
     root.done = std::make_shared<std::atomic<bool>>(false);
-    root.thread = std::thread([svc = std::move(owned), done = root.done]() mutable {
+    root.thread = startThread([svc = std::move(owned), done = root.done]() mutable {
       svc->run();
       svc.reset();
       done->store(true, std::memory_order_release);

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "common/sleeper.h"
+#include "common/thread.h"
 #include "common/wait.h"
 #include "device/device.h"
 
@@ -39,7 +40,7 @@ class RunningAs {
 constexpr auto kMaxSleep = std::chrono::milliseconds(100);
 
 Stream::Stream(int device)
-    : device_(device), slots_(new Work[kSlots]), worker_([this] { workerLoop(); }) {}
+    : device_(device), slots_(new Work[kSlots]), worker_(startThread([this] { workerLoop(); })) {}
 
 Stream::~Stream() {
   stopping_.store(true, std::memory_order_seq_cst);

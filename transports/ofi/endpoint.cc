@@ -6,6 +6,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread.h"
 #include "transports/ofi/channel.h"
 #include "transports/ofi/heartbeat.h"
 #include "transports/ofi/mr_cache.h"
@@ -307,7 +308,7 @@ bool Endpoint::bulk() const {
 
 void Endpoint::startLiveness(std::chrono::milliseconds interval) {
   if (interval.count() <= 0 || liveness_.joinable()) return;
-  liveness_ = std::thread([this, interval] { runLiveness(interval); });
+  liveness_ = startThread([this, interval] { runLiveness(interval); });
 }
 
 void Endpoint::runLiveness(std::chrono::milliseconds interval) {

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/thread.h"
 #include "transports/ofi/testing.h"
 
 namespace trnccl::transport::ofi {
@@ -29,7 +30,7 @@ Waker::Waker(int fd, Doorbell* bell, const std::atomic<uint64_t>* reads)
   }
   control_[0].reset(pipe[0]);
   control_[1].reset(pipe[1]);
-  thread_ = std::thread([this] { run(); });
+  thread_ = startThread([this] { run(); });
 }
 
 Waker::~Waker() {

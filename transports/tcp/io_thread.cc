@@ -3,10 +3,12 @@
 #include <boost/asio/post.hpp>
 #include <future>
 
+#include "common/thread.h"
+
 namespace trnccl::transport::tcp {
 
 IoThread::IoThread() : work_(boost::asio::make_work_guard(io_)) {
-  thread_ = std::thread([this] {
+  thread_ = startThread([this] {
     // Handlers never throw (every socket call takes an error_code); a throw here is a bug,
     // and letting it escape would terminate the process anyway.
     io_.run();
