@@ -120,27 +120,41 @@ Result<std::shared_ptr<const fi_info>> providerList() {
   return c.list;
 }
 
-Result<InfoPtr> chooseProvider(bool singleHost) {
-  Result<std::shared_ptr<const fi_info>> list = providerList();
-  if (!list) return list.status();
-  const fi_info* chosen = nullptr;
-  for (const char* name : kPreferred) {
-    for (const fi_info* info = list->get(); info != nullptr && chosen == nullptr;
-         info = info->next) {
-      if (std::strcmp(providerName(*info), name) == 0) chosen = info;
+std::string namedProvider() {
+  std::string named = env::getString("TRNCCL_OFI_PROVIDER", "");
+  if (named.empty()) named = env::getString("FI_PROVIDER", "");
+  // A list ("tcp,shm") or an exclusion ("^net") names no one provider.
+  if (named.find_first_of(",^") != std::string::npos) return "";
+  return named;
+}
+
+const fi_info* pickProvider(const fi_info* list, std::string_view named, bool singleHost) {
+  if (list == nullptr) return nullptr;
+  auto first = [list](std::string_view name) -> const fi_info* {
+    for (const fi_info* info = list; info != nullptr; info = info->next) {
+      if (providerName(*info) == name) return info;
     }
-    if (chosen != nullptr) break;
+    return nullptr;
+  };
+  const fi_info* chosen = named.empty() ? nullptr : first(named);
+  for (const char* name : kPreferred) {
+    if (chosen == nullptr) chosen = first(name);
   }
-  if (chosen == nullptr) chosen = list->get();
+  if (chosen == nullptr) chosen = list;
   if (singleHost && !isLoopback(*chosen)) {
-    for (const fi_info* info = list->get(); info != nullptr; info = info->next) {
+    for (const fi_info* info = list; info != nullptr; info = info->next) {
       if (std::strcmp(providerName(*info), providerName(*chosen)) == 0 && isLoopback(*info)) {
-        chosen = info;
-        break;
+        return info;
       }
     }
   }
-  InfoPtr copy(fi_dupinfo(chosen));
+  return chosen;
+}
+
+Result<InfoPtr> chooseProvider(bool singleHost) {
+  Result<std::shared_ptr<const fi_info>> list = providerList();
+  if (!list) return list.status();
+  InfoPtr copy(fi_dupinfo(pickProvider(list->get(), namedProvider(), singleHost)));
   if (!copy) return Status(Code::kSystemError, "ofi: fi_dupinfo failed");
   return copy;
 }
