@@ -15,7 +15,9 @@ namespace trnccl::transport::ofi {
 namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 14);
-constexpr const char* kPreferred[] = {"efa", "tcp;ofi_rxm"};
+// Without a name: efa, then the native tcp RDM provider (xnet: "tcp" from libfabric 1.18 on,
+// "net" in 1.17), then rxm over tcp (provider.h says why).
+constexpr const char* kPreferred[] = {"efa", "tcp", "net", "tcp;ofi_rxm"};
 constexpr const char* kRxmEagerLimit = "FI_OFI_RXM_EAGER_LIMIT";
 
 struct Cache {
@@ -36,7 +38,19 @@ std::string environmentKey() {
          "|" + env::getString("FI_PROVIDER", "");
 }
 
+// libfabric 1.17's net reads FI_NET_IFACE where tcp reads FI_TCP_IFACE: a user who pinned tcp
+// to an interface pins net there too, unless they set FI_NET_IFACE. Before libfabric first
+// initialises (it reads its variables once per process).
+void pinNetInterface() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string tcp = env::getString("FI_TCP_IFACE", "");
+    if (!tcp.empty()) ::setenv("FI_NET_IFACE", tcp.c_str(), 0);
+  });
+}
+
 Result<std::shared_ptr<const fi_info>> query() {
+  pinNetInterface();
   InfoPtr hints(fi_allocinfo());
   if (!hints) return Status(Code::kSystemError, "ofi: fi_allocinfo failed");
   hints->caps = FI_TAGGED | FI_MSG;

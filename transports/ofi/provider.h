@@ -17,12 +17,16 @@
 //      else FI_PROVIDER when it is one plain name (not a list, not "^..."); a name that is
 //      only part of the entries' names (FI_PROVIDER=tcp, whose entries are "tcp;ofi_rxm" in
 //      libfabric 1.17) leaves the choice to 2 among what libfabric listed for it;
-//   2. else efa, then tcp;ofi_rxm, then whatever fi_getinfo listed first.
+//   2. else efa, then the native tcp RDM provider (xnet: "tcp" from libfabric 1.18 on, "net"
+//      in 1.17), then tcp;ofi_rxm, then whatever fi_getinfo listed first.
 // So nothing the user named is ever replaced: libfabric lists only what FI_PROVIDER allows,
-// and an exact name wins. Over TCP without a name, tcp;ofi_rxm is preferred to the native tcp
-// RDM provider (xnet: "net" in libfabric 1.17, "tcp" from 1.18 on, whose FI_PROVIDER=tcp then
-// picks it by rule 1): on 1.17 net was no faster once it waited properly (README.md), and it
-// starts a progress thread per endpoint that waits on a descriptor.
+// and an exact name wins. FI_PROVIDER=tcp keeps meaning what libfabric makes of it: rxm over
+// tcp in 1.17 (net is not listed then), the native provider from 1.18 on (rule 1).
+// TRNCCL_OFI_PROVIDER="tcp;ofi_rxm" (or FI_PROVIDER="^net") asks for rxm where both exist.
+// Why native first: on libfabric 1.17, net took 1.0-1.3x our tcp transport's time at 8 B-32 KiB
+// where tcp;ofi_rxm took 1.6-2.1x, and about the same as rxm from 256 KiB (README.md, session
+// 8); it starts a progress thread per endpoint (one that sleeps in epoll_wait between
+// arrivals). FI_TCP_IFACE pins net too (copied to FI_NET_IFACE when that is unset).
 // When every rank of a communicator is on this host, a loopback entry (source address
 // 127.0.0.0/8 or ::1) is preferred within the chosen provider, so a single-host job never
 // listens on an external interface.

@@ -1,12 +1,13 @@
 // Which provider entry the ofi transport opens (transports/ofi/provider.h): a provider the
-// user named exactly wins, else efa, then tcp;ofi_rxm (before the native tcp RDM provider,
-// "net" in libfabric 1.17 and "tcp" from 1.18 on), then the first listed; loopback within the
+// user named exactly wins, else efa, then the native tcp RDM provider ("tcp" from libfabric
+// 1.18 on, "net" in 1.17), then tcp;ofi_rxm, then the first listed; loopback within the
 // chosen provider on a single host. The rules run on lists made here, whatever this machine's
 // libfabric offers; the last tests check them on its real list.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -55,23 +56,24 @@ std::string pick(const std::vector<Entry>& entries, std::string_view named, bool
   return std::string(chosen->fabric_attr->prov_name) + (loopback ? "/lo" : "/eth");
 }
 
-TEST(OfiProviderChoice, EfaFirstThenRxmOverTcp) {
+TEST(OfiProviderChoice, EfaFirstThenNativeTcpThenRxm) {
   EXPECT_EQ(pick({{"net", false}, {"tcp;ofi_rxm", false}, {"efa", false}}, "", false), "efa/eth");
-  // libfabric 1.17's list without FI_PROVIDER: the native provider (net) and rxm over it
-  // (net;ofi_rxm) come before tcp;ofi_rxm, which is still preferred.
+  // libfabric 1.17's list without FI_PROVIDER: net, rxm over net, sockets, rxm over tcp.
   EXPECT_EQ(
-      pick({{"net", false}, {"net;ofi_rxm", false}, {"sockets", false}, {"tcp;ofi_rxm", false}}, "",
+      pick({{"net;ofi_rxm", false}, {"sockets", false}, {"tcp;ofi_rxm", false}, {"net", false}}, "",
            false),
-      "tcp;ofi_rxm/eth");
+      "net/eth");
   // 1.18 and later name the native provider tcp.
-  EXPECT_EQ(pick({{"tcp", false}, {"tcp;ofi_rxm", false}}, "", false), "tcp;ofi_rxm/eth");
+  EXPECT_EQ(pick({{"tcp;ofi_rxm", false}, {"tcp", false}}, "", false), "tcp/eth");
+  EXPECT_EQ(pick({{"net;ofi_rxm", false}, {"sockets", false}, {"tcp;ofi_rxm", false}}, "", false),
+            "tcp;ofi_rxm/eth");
   EXPECT_EQ(pick({{"shm", false}, {"udp;ofi_rxd", false}}, "", false), "shm/eth");
   EXPECT_EQ(pick({}, "", false), "none");
 }
 
 TEST(OfiProviderChoice, AProviderNamedExactlyWins) {
   EXPECT_EQ(pick({{"tcp;ofi_rxm", false}, {"net", false}}, "net", false), "net/eth");
-  EXPECT_EQ(pick({{"tcp;ofi_rxm", false}, {"efa", false}}, "tcp;ofi_rxm", false),
+  EXPECT_EQ(pick({{"net", false}, {"tcp;ofi_rxm", false}, {"efa", false}}, "tcp;ofi_rxm", false),
             "tcp;ofi_rxm/eth");
   // FI_PROVIDER=tcp from libfabric 1.18 on: the native provider, not rxm over it.
   EXPECT_EQ(pick({{"tcp;ofi_rxm", false}, {"tcp", false}}, "tcp", false), "tcp/eth");
@@ -84,11 +86,10 @@ TEST(OfiProviderChoice, APartialNameLeavesTheChoiceToThePreferences) {
 }
 
 TEST(OfiProviderChoice, LoopbackOnlyWithinTheChosenProvider) {
-  const std::vector<Entry> list = {
-      {"net", true}, {"tcp;ofi_rxm", false}, {"tcp;ofi_rxm", true}, {"net", false}};
-  EXPECT_EQ(pick(list, "", true), "tcp;ofi_rxm/lo");
-  EXPECT_EQ(pick(list, "", false), "tcp;ofi_rxm/eth");
-  EXPECT_EQ(pick(list, "net", true), "net/lo");
+  const std::vector<Entry> list = {{"net", false}, {"tcp;ofi_rxm", true}, {"net", true}};
+  EXPECT_EQ(pick(list, "", true), "net/lo");
+  EXPECT_EQ(pick(list, "", false), "net/eth");
+  EXPECT_EQ(pick(list, "tcp;ofi_rxm", true), "tcp;ofi_rxm/lo");
   EXPECT_EQ(pick({{"efa", false}, {"tcp;ofi_rxm", true}}, "", true), "efa/eth")
       << "no loopback entry of the chosen provider: it opens as listed";
 }
@@ -127,8 +128,32 @@ TEST_P(OfiProviderNamed, OpensWhatWasNamed) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, OfiProviderNamed, ::testing::Values("tcp", "net", "shm"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Providers, OfiProviderNamed,
+                         ::testing::Values("tcp", "net", "shm", "tcp;ofi_rxm"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), ';', '_');
+                           return name;
+                         });
+
+// Nothing named (no TRNCCL_OFI_PROVIDER, no FI_PROVIDER): efa where listed, else libfabric's
+// native tcp RDM provider ("tcp" from 1.18 on, "net" in 1.17).
+TEST(OfiProviderDefault, NativeTcpWithoutAName) {
+  if (std::getenv("FI_PROVIDER") != nullptr) GTEST_SKIP() << "FI_PROVIDER is set";
+  EnvGuard ours("TRNCCL_OFI_PROVIDER", "");
+  Result<std::shared_ptr<const fi_info>> list = providerList();
+  if (!list) GTEST_SKIP() << list.status().message();
+  std::string expected;
+  for (const char* name : {"net", "tcp", "efa"}) {  // the last one listed wins below
+    for (const fi_info* info = list->get(); info != nullptr; info = info->next) {
+      if (std::strcmp(info->fabric_attr->prov_name, name) == 0) expected = name;
+    }
+  }
+  if (expected.empty()) GTEST_SKIP() << "no efa and no native tcp RDM provider here";
+  Result<InfoPtr> chosen = chooseProvider(/*singleHost=*/true);
+  ASSERT_TRUE(chosen.isOk()) << chosen.status().message();
+  EXPECT_EQ(std::string((*chosen)->fabric_attr->prov_name), expected);
+}
 
 }  // namespace
 }  // namespace trnccl::transport::ofi::test
