@@ -3,7 +3,8 @@
 #
 # 2 emulated hosts x 2 ranks (tests/multihost/netns.sh: one network namespace per host on a
 # bridge of their own, 198.51.100.0/24), shm inside a host and the transport under test
-# across: tcp (TRNCCL_TRANSPORT=shm,tcp) or libfabric's tcp provider (shm,ofi, FI_PROVIDER=tcp).
+# across: tcp (TRNCCL_TRANSPORT=shm,tcp), libfabric's tcp provider (shm,ofi, FI_PROVIDER=tcp: rxm over
+# tcp in libfabric 1.17) or, as ofi-net, libfabric 1.17's native tcp RDM provider (FI_PROVIDER=net).
 # The ranks (fault_rank loop check=1) run all-reduces and check every element of every result;
 # the script injects one fault while they run and checks what each rank reports, and when:
 #
@@ -26,8 +27,8 @@
 # would tell the others (bootstrap, end of file) first. In partition it exits at once, as an
 # application would: host 1 may learn of it that way.
 #
-# Usage: netfault_test.sh <fault> <tcp|ofi> <fault_rank> <delay_proxy>
-# Exit: 0 passed, 1 failed, 77 skipped (no namespaces or iptables here, or no ofi transport;
+# Usage: netfault_test.sh <fault> <tcp|ofi|ofi-net> <fault_rank> <delay_proxy>
+# Exit: 0 passed, 1 failed, 77 skipped (no namespaces or iptables here, no ofi transport or no net;
 # the reason is printed). Env: NF_DEADLINE (s, default 100) bounds the whole run; NF_KEEP=1
 # keeps the logs; NF_HAVE_OFI=0 says the build has no ofi transport; NF_LOSS_COUNT and
 # NF_LOSS_ITERS (loss only) set the all-reduce's count (default 16384) and iterations (10).
@@ -35,8 +36,9 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../multihost/netns.sh"
 
-FAULT=${1:?usage: netfault_test.sh <fault> <tcp|ofi> <fault_rank> <delay_proxy>}
+FAULT=${1:?usage: netfault_test.sh <fault> <tcp|ofi|ofi-net> <fault_rank> <delay_proxy>}
 TRANSPORT=${2:?}
+VIA=${TRANSPORT%%-*}  # the trnccl transport: ofi-net is ofi
 RANK_BIN=${3:?}
 PROXY_BIN=${4:?}
 NRANKS=4
@@ -96,11 +98,12 @@ start_ranks() {
   local transports=shm,tcp
   local -a extra=()
   [ "$TRANSPORT" = ofi ] && transports=shm,ofi && extra=(FI_PROVIDER=tcp)
+  [ "$TRANSPORT" = ofi-net ] && transports=shm,ofi && extra=(FI_PROVIDER=net)
   for ((r = 0; r < NRANKS; r++)); do
     local h=$((r / RPH))
     (
       export TRNCCL_COMM_ID="$(netns_ip 0):$PORT" TRNCCL_SOCKET_IFNAME="=mh$h" \
-        FI_TCP_IFACE="mh$h" TRNCCL_TRANSPORT="$transports" TRNCCL_ALGO=ring \
+        FI_TCP_IFACE="mh$h" FI_NET_IFACE="mh$h" TRNCCL_TRANSPORT="$transports" TRNCCL_ALGO=ring \
         TRNCCL_TIMEOUT_MS=30000 TRNCCL_DEBUG=INFO TRNCCL_DEBUG_SUBSYS=INIT,NET,BOOT
       for kv in "${extra[@]}" ${NF_ENV:-}; do export "${kv?}"; done
       netns_exec "$h" "$RANK_BIN" loop "$r" "$NRANKS" check=1 hold=0 \
@@ -154,7 +157,7 @@ check_placement() {
   for ((r = 0; r < NRANKS; r++)); do
     for ((p = 0; p < NRANKS; p++)); do
       ((p == r)) && continue
-      want=$TRANSPORT
+      want=$VIA
       ((p / RPH == r / RPH)) && want=shm
       got=$(grep -o "rank $r -> rank $p via [a-z]*" "$LOGS/$r.err" | awk '{print $NF}')
       [ "$got" = "$want" ] || fail "rank $r -> rank $p via '${got:-nothing}', expected $want"
@@ -245,8 +248,12 @@ start_proxies() {  # start_proxies <delay ms> <delay ms after SIGUSR1>
 
 # --- preconditions: skip (77) with the reason when this cannot run here -------------------------
 for bin in "$RANK_BIN" "$PROXY_BIN"; do [ -x "$bin" ] || { log "FAILED: '$bin' is missing"; exit 1; }; done
-if [ "$TRANSPORT" = ofi ] && [ "${NF_HAVE_OFI:-1}" != 1 ]; then
+if [ "$VIA" = ofi ] && [ "${NF_HAVE_OFI:-1}" != 1 ]; then
   echo "SKIPPED: this build has no ofi transport (libfabric not found at configure)"
+  exit 77
+fi
+if [ "$TRANSPORT" = ofi-net ] && ! fi_info -p net -t FI_EP_RDM >/dev/null 2>&1; then
+  echo "SKIPPED: libfabric lists no net provider (1.17's name; 'tcp' from 1.18 on), or no fi_info"
   exit 77
 fi
 command -v iptables >/dev/null || netns_skip "'iptables' is not installed (scripts/deps.sh installs it)"

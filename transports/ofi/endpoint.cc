@@ -22,6 +22,16 @@ constexpr size_t kMinCqEntries = 1024;
 constexpr int64_t kDefaultLingerMs = 2000;
 constexpr auto kCancelMs = std::chrono::milliseconds(500);
 
+// The providers whose fi_trywait leaves the completion queue's signal set: libfabric's native
+// tcp RDM protocol (xnet: `net` in 1.17, `tcp` from 1.18 on), whose fabric trywait returns
+// success and does nothing. Their queue's descriptor stays readable after the first
+// completion, so a waker watching it rang at once every time: the executor and the waker took
+// turns at full speed instead of sleeping (27,769 sleeps and rings in OfiWaitTest's 600 ms
+// wait). Their queue goes into a wait set of ours instead, whose fi_wait clears the signal.
+bool needsOwnWaitSet(const fi_info& info) {
+  return info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
+}
+
 }  // namespace
 
 const char* opName(OpKind kind) {
@@ -62,21 +72,38 @@ Status Endpoint::openObjects() {
   cqAttr.format = FI_CQ_FORMAT_TAGGED;
   cqAttr.size = std::max(kMinCqEntries, info_->rx_attr->size + info_->tx_attr->size);
   cqAttr.wait_obj = env::getInt("TRNCCL_OFI_WAKER", 1) != 0 ? FI_WAIT_FD : FI_WAIT_NONE;
+  int rc = 0;
+  if (cqAttr.wait_obj == FI_WAIT_FD && needsOwnWaitSet(*info_)) {
+    fi_wait_attr waitAttr{};
+    waitAttr.wait_obj = FI_WAIT_FD;
+    fid_wait* set = nullptr;
+    rc = fi_wait_open(fabric_.get(), &waitAttr, &set);
+    if (rc == 0) {
+      waitSet_.reset(set);
+      cqAttr.wait_obj = FI_WAIT_SET;
+      cqAttr.wait_set = set;
+    } else {
+      TRN_INFO(kNet, "ofi: no wait set ({}); polling only", fiError("fi_wait_open", rc));
+      cqAttr.wait_obj = FI_WAIT_NONE;
+    }
+  }
   fid_cq* cq = nullptr;
-  int rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
+  rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
   if (rc != 0 && cqAttr.wait_obj != FI_WAIT_NONE) {
     TRN_INFO(kNet, "ofi: no file-descriptor wait object ({}); polling only",
              fiError("fi_cq_open", rc));
     cqAttr.wait_obj = FI_WAIT_NONE;
+    cqAttr.wait_set = nullptr;
+    waitSet_.reset();
     rc = fi_cq_open(domain_.get(), &cqAttr, &cq, nullptr);
   }
   if (rc != 0) return systemError("ofi: {}", fiError("fi_cq_open", rc));
   cq_.reset(cq);
   TRN_TRY(openEndpoint(*info_, domain_.get(), cq_.get(), av_, ep_, "ofi"));
 
-  if (cqAttr.wait_obj == FI_WAIT_FD) {
+  if (cqAttr.wait_obj == FI_WAIT_FD || waitSet_) {
     int fd = -1;
-    rc = fi_control(&cq_->fid, FI_GETWAIT, &fd);
+    rc = fi_control(waitSet_ ? &waitSet_->fid : &cq_->fid, FI_GETWAIT, &fd);
     if (rc == 0 && fd >= 0) {
       waker_ = std::make_unique<Waker>(fd, bell_, &cqReads_);
       if (!waker_->running()) waker_.reset();
@@ -298,6 +325,9 @@ Status Endpoint::progress() {
 }
 
 bool Endpoint::tryWait() {
+  // fi_wait with no timeout: clears the set's signal, then finds the queue empty and nothing
+  // signalled (-FI_ETIMEDOUT: sleep) or news (0).
+  if (waitSet_) return fi_wait(waitSet_.get(), 0) == -FI_ETIMEDOUT;
   fid* fids[] = {&cq_->fid};
   return fi_trywait(fabric_.get(), fids, 1) == FI_SUCCESS;
 }

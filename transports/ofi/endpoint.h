@@ -128,7 +128,8 @@ class Endpoint {
   bool hasWaker() const { return waker_ != nullptr; }
   // The completion queue's wait descriptor and its thread (waker.h); null: poll only.
   Waker* waker() const { return waker_.get(); }
-  // fi_trywait on the completion queue, under the lock: true when a waiter may block (its
+  // fi_trywait on the completion queue (fi_wait on its wait set where the provider's trywait
+  // does nothing: xnet, endpoint.cc), under the lock: true when a waiter may block (its
   // descriptor will turn readable for what comes next), false when completions (or bytes the
   // provider read ahead) wait for progress().
   bool tryWait();
@@ -159,14 +160,15 @@ class Endpoint {
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
   size_t injectBytes_ = 0;
 
-  // Destroyed in reverse: waker, endpoint, address vector, completion queue, heartbeats,
-  // channels (their registrations; they hold leases of the cache), cached registrations,
-  // domain, fabric.
+  // Destroyed in reverse: waker, endpoint, address vector, completion queue, its wait set,
+  // heartbeats, channels (their registrations; they hold leases of the cache), cached
+  // registrations, domain, fabric.
   FabricPtr fabric_{nullptr, {"fabric"}};
   DomainPtr domain_{nullptr, {"domain"}};
   std::unique_ptr<MrCache> mrCache_;
   std::vector<std::unique_ptr<Channel>> channels_;
   std::unique_ptr<Heartbeats> heartbeats_;  // closed by the destructor, before cancelAll()
+  WaitPtr waitSet_{nullptr, {"wait set"}};  // the queue's, where fi_trywait cannot be trusted
   CqPtr cq_{nullptr, {"completion queue"}};
   AvPtr av_{nullptr, {"address vector"}};
   EpPtr ep_{nullptr, {"endpoint"}};

@@ -31,6 +31,7 @@ struct FidDeleter {
 using FabricPtr = std::unique_ptr<fid_fabric, FidDeleter<fid_fabric>>;
 using DomainPtr = std::unique_ptr<fid_domain, FidDeleter<fid_domain>>;
 using CqPtr = std::unique_ptr<fid_cq, FidDeleter<fid_cq>>;
+using WaitPtr = std::unique_ptr<fid_wait, FidDeleter<fid_wait>>;
 using AvPtr = std::unique_ptr<fid_av, FidDeleter<fid_av>>;
 using EpPtr = std::unique_ptr<fid_ep, FidDeleter<fid_ep>>;
 using MrPtr = std::unique_ptr<fid_mr, FidDeleter<fid_mr>>;

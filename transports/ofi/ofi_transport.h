@@ -1,6 +1,7 @@
 // The libfabric transport: reaches peers through any provider offering reliable datagram
-// endpoints with tagged messages (efa on AWS, tcp through ofi_rxm, shm, ...). provider.h says
-// which provider and domain it opens, endpoint.h how one rank's endpoint progresses, wire.h
+// endpoints with tagged messages (efa on AWS; over TCP libfabric's native tcp RDM provider,
+// "net" in libfabric 1.17 and "tcp" from 1.18 on, or tcp under ofi_rxm; shm, ...). provider.h
+// says which provider and domain it opens, endpoint.h how one rank's endpoint progresses, wire.h
 // what goes on the wire, channel.h how one peer's bytes are buffered.
 //
 // Setup (collective, like every transport's): each rank with ofi peers opens an endpoint,
@@ -34,8 +35,16 @@
 //   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
 //   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
 //
-// On a single host, libfabric's tcp provider lists every interface; trnccl prefers the
-// loopback entry when all ranks share the host (provider.h). FI_TCP_IFACE=lo pins it too.
+// Which provider (provider.h): the one named exactly by TRNCCL_OFI_PROVIDER or a plain
+// FI_PROVIDER, else efa, then the native tcp RDM provider, then tcp;ofi_rxm. With libfabric
+// 1.17: nothing set -> net; FI_PROVIDER=tcp -> tcp;ofi_rxm (libfabric lists nothing else);
+// FI_PROVIDER=net or TRNCCL_OFI_PROVIDER=net -> net; TRNCCL_OFI_PROVIDER="tcp;ofi_rxm" -> rxm
+// whatever else is listed. From 1.18 on, FI_PROVIDER=tcp -> the native tcp (what net became).
+// A provider the user named is never replaced by another.
+//
+// On a single host, libfabric's tcp and net providers list every interface; trnccl prefers the
+// loopback entry when all ranks share the host (provider.h). FI_TCP_IFACE=lo pins it too (and
+// net's FI_NET_IFACE, which trnccl sets from it when unset).
 #pragma once
 
 #include <memory>

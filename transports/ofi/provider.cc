@@ -15,7 +15,9 @@ namespace trnccl::transport::ofi {
 namespace {
 
 constexpr uint32_t kApiVersion = FI_VERSION(1, 14);
-constexpr const char* kPreferred[] = {"efa", "tcp;ofi_rxm"};
+// Without a name: efa, then the native tcp RDM provider (xnet: "tcp" from libfabric 1.18 on,
+// "net" in 1.17), then rxm over tcp (provider.h says why).
+constexpr const char* kPreferred[] = {"efa", "tcp", "net", "tcp;ofi_rxm"};
 constexpr const char* kRxmEagerLimit = "FI_OFI_RXM_EAGER_LIMIT";
 
 struct Cache {
@@ -36,7 +38,19 @@ std::string environmentKey() {
          "|" + env::getString("FI_PROVIDER", "");
 }
 
+// libfabric 1.17's net reads FI_NET_IFACE where tcp reads FI_TCP_IFACE: a user who pinned tcp
+// to an interface pins net there too, unless they set FI_NET_IFACE. Before libfabric first
+// initialises (it reads its variables once per process).
+void pinNetInterface() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string tcp = env::getString("FI_TCP_IFACE", "");
+    if (!tcp.empty()) ::setenv("FI_NET_IFACE", tcp.c_str(), 0);
+  });
+}
+
 Result<std::shared_ptr<const fi_info>> query() {
+  pinNetInterface();
   InfoPtr hints(fi_allocinfo());
   if (!hints) return Status(Code::kSystemError, "ofi: fi_allocinfo failed");
   hints->caps = FI_TAGGED | FI_MSG;
@@ -120,27 +134,41 @@ Result<std::shared_ptr<const fi_info>> providerList() {
   return c.list;
 }
 
-Result<InfoPtr> chooseProvider(bool singleHost) {
-  Result<std::shared_ptr<const fi_info>> list = providerList();
-  if (!list) return list.status();
-  const fi_info* chosen = nullptr;
-  for (const char* name : kPreferred) {
-    for (const fi_info* info = list->get(); info != nullptr && chosen == nullptr;
-         info = info->next) {
-      if (std::strcmp(providerName(*info), name) == 0) chosen = info;
+std::string namedProvider() {
+  std::string named = env::getString("TRNCCL_OFI_PROVIDER", "");
+  if (named.empty()) named = env::getString("FI_PROVIDER", "");
+  // A list ("tcp,shm") or an exclusion ("^net") names no one provider.
+  if (named.find_first_of(",^") != std::string::npos) return "";
+  return named;
+}
+
+const fi_info* pickProvider(const fi_info* list, std::string_view named, bool singleHost) {
+  if (list == nullptr) return nullptr;
+  auto first = [list](std::string_view name) -> const fi_info* {
+    for (const fi_info* info = list; info != nullptr; info = info->next) {
+      if (providerName(*info) == name) return info;
     }
-    if (chosen != nullptr) break;
+    return nullptr;
+  };
+  const fi_info* chosen = named.empty() ? nullptr : first(named);
+  for (const char* name : kPreferred) {
+    if (chosen == nullptr) chosen = first(name);
   }
-  if (chosen == nullptr) chosen = list->get();
+  if (chosen == nullptr) chosen = list;
   if (singleHost && !isLoopback(*chosen)) {
-    for (const fi_info* info = list->get(); info != nullptr; info = info->next) {
+    for (const fi_info* info = list; info != nullptr; info = info->next) {
       if (std::strcmp(providerName(*info), providerName(*chosen)) == 0 && isLoopback(*info)) {
-        chosen = info;
-        break;
+        return info;
       }
     }
   }
-  InfoPtr copy(fi_dupinfo(chosen));
+  return chosen;
+}
+
+Result<InfoPtr> chooseProvider(bool singleHost) {
+  Result<std::shared_ptr<const fi_info>> list = providerList();
+  if (!list) return list.status();
+  InfoPtr copy(fi_dupinfo(pickProvider(list->get(), namedProvider(), singleHost)));
   if (!copy) return Status(Code::kSystemError, "ofi: fi_dupinfo failed");
   return copy;
 }

@@ -7,18 +7,34 @@
 // progress left to the provider: trnccl polls the completion queue either way.
 //
 // Environment:
-//   TRNCCL_OFI_PROVIDER  a provider name for the hints (e.g. "tcp", "shm", "efa"); libfabric's
-//                        own FI_PROVIDER filters the list as usual. Unlike FI_PROVIDER, which
-//                        libfabric reads once per process, this one is read at every decision.
+//   TRNCCL_OFI_PROVIDER  a provider name for the hints (e.g. "tcp", "net", "shm", "efa",
+//                        "tcp;ofi_rxm"); libfabric's own FI_PROVIDER filters the list as usual.
+//                        Unlike FI_PROVIDER, which libfabric reads once per process, this one
+//                        is read at every decision.
 //   TRNCCL_OFI_DOMAIN    only entries of this domain (e.g. "lo", "eth0", "rdmap0s31-rdm").
-// Without them, the first entry of provider efa wins, then tcp;ofi_rxm, then whatever
-// fi_getinfo listed first. When every rank of a communicator is on this host, a loopback
-// entry (source address 127.0.0.0/8 or ::1) is preferred within the chosen provider, so a
-// single-host job never listens on an external interface.
+// Which entry of the list opens (pickProvider):
+//   1. the provider the user named, when an entry has exactly that name: TRNCCL_OFI_PROVIDER,
+//      else FI_PROVIDER when it is one plain name (not a list, not "^..."); a name that is
+//      only part of the entries' names (FI_PROVIDER=tcp, whose entries are "tcp;ofi_rxm" in
+//      libfabric 1.17) leaves the choice to 2 among what libfabric listed for it;
+//   2. else efa, then the native tcp RDM provider (xnet: "tcp" from libfabric 1.18 on, "net"
+//      in 1.17), then tcp;ofi_rxm, then whatever fi_getinfo listed first.
+// So nothing the user named is ever replaced: libfabric lists only what FI_PROVIDER allows,
+// and an exact name wins. FI_PROVIDER=tcp keeps meaning what libfabric makes of it: rxm over
+// tcp in 1.17 (net is not listed then), the native provider from 1.18 on (rule 1).
+// TRNCCL_OFI_PROVIDER="tcp;ofi_rxm" (or FI_PROVIDER="^net") asks for rxm where both exist.
+// Why native first: on libfabric 1.17, net took 1.0-1.3x our tcp transport's time at 8 B-32 KiB
+// where tcp;ofi_rxm took 1.6-2.1x, and about the same as rxm from 256 KiB (README.md, session
+// 8); it starts a progress thread per endpoint (one that sleeps in epoll_wait between
+// arrivals). FI_TCP_IFACE pins net too (copied to FI_NET_IFACE when that is unset).
+// When every rank of a communicator is on this host, a loopback entry (source address
+// 127.0.0.0/8 or ::1) is preferred within the chosen provider, so a single-host job never
+// listens on an external interface.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "transports/ofi/fid.h"
@@ -29,8 +45,15 @@ namespace trnccl::transport::ofi {
 // variables above and cached. An error carries fi_getinfo's reason.
 Result<std::shared_ptr<const fi_info>> providerList();
 
-// A copy of the entry to open (fi_dupinfo: one entry, no `next`).
+// A copy of the entry to open (fi_dupinfo: one entry, no `next`): pickProvider over
+// providerList() with namedProvider().
 Result<InfoPtr> chooseProvider(bool singleHost);
+
+// The entry of `list` to open, by the rules above; null only for an empty list.
+const fi_info* pickProvider(const fi_info* list, std::string_view named, bool singleHost);
+
+// The one provider the user named (rule 1 above), "" when none.
+std::string namedProvider();
 
 // "tcp;ofi_rxm, domain lo, fabric 127.0.0.1/32, max message 1073741824, mr_mode 0x..."
 std::string describe(const fi_info& info);

@@ -143,7 +143,7 @@ TEST_P(OfiLiveness, OrderlyCloseIsNotAFailedLink) {
 
 // Over libfabric's tcp provider only: the shm provider stays on the host and has no heartbeats
 // (ofi_transport.cc).
-INSTANTIATE_TEST_SUITE_P(Providers, OfiLiveness, ::testing::Values("tcp"),
+INSTANTIATE_TEST_SUITE_P(Providers, OfiLiveness, ::testing::Values("tcp", "net"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -17,13 +17,17 @@ namespace trnccl::transport::ofi::test {
 
 using namespace transport::test;
 
-// libfabric reads FI_TCP_IFACE once, when it initialises: set it before main runs.
-inline const bool kLoopbackOnly = [] { return ::setenv("FI_TCP_IFACE", "lo", 0) == 0; }();
+// libfabric reads FI_TCP_IFACE (FI_NET_IFACE for 1.17's net) once, when it initialises: set
+// them before main runs.
+inline const bool kLoopbackOnly = [] {
+  return ::setenv("FI_TCP_IFACE", "lo", 0) == 0 && ::setenv("FI_NET_IFACE", "lo", 0) == 0;
+}();
 
 using Cluster = ClusterOf<makeOfiTransport>;
 
 // A suite run once per provider (the parameter, pinned with TRNCCL_OFI_PROVIDER); skips where
-// libfabric does not offer it.
+// libfabric does not offer it ("net", libfabric 1.17's native tcp RDM provider, is named "tcp"
+// from 1.18 on: skipped there).
 class PerProvider : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {

@@ -265,7 +265,7 @@ TEST_P(OfiTransportTest, RankWithoutPeers) {
   EXPECT_GE(cluster.connections[0][0]->bufferBytes(), size_t{1} << 20);
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, OfiTransportTest, ::testing::Values("tcp", "shm"),
+INSTANTIATE_TEST_SUITE_P(Providers, OfiTransportTest, ::testing::Values("tcp", "net", "shm"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -117,6 +117,11 @@ TEST_P(OfiWaitTest, SleepingReceiverIsRungByTheWaker) {
   }
   EXPECT_GT(count(Event::kDoorbellWaits), sleeps);
   EXPECT_GT(count(Event::kWakerRings), rings);
+  // Each rank sleeps about once per round. A descriptor left readable after the first
+  // completion (a provider whose fi_trywait clears nothing: net, endpoint.cc) had the executor
+  // and the waker take turns at full speed: 27,769 sleeps and rings here.
+  EXPECT_LE(count(Event::kDoorbellWaits) - sleeps, 10);
+  EXPECT_LE(count(Event::kWakerRings) - rings, 10);
 }
 
 // Large messages both ways at once, both ranks waiting with long bounds: every sleep during
@@ -161,7 +166,7 @@ TEST_P(OfiWaitTest, WatchFollowsWhatIsInFlight) {
   EXPECT_EQ(count(Event::kDoorbellWaits), once + 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, OfiWaitTest, ::testing::Values("tcp"),
+INSTANTIATE_TEST_SUITE_P(Providers, OfiWaitTest, ::testing::Values("tcp", "net"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

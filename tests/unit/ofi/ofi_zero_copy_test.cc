@@ -228,7 +228,7 @@ TEST_P(OfiZeroCopyTest, RegisteredHostBufferGoesInPlaceWithoutMrLocal) {
   EXPECT_EQ(delta.get(Event::kRegistrations), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Providers, OfiZeroCopyTest, ::testing::Values("tcp", "shm"),
+INSTANTIATE_TEST_SUITE_P(Providers, OfiZeroCopyTest, ::testing::Values("tcp", "net", "shm"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
