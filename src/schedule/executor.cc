@@ -79,10 +79,11 @@ class StepRun {
     if (!recvDone_) {
       // A step that only copies what arrives lets the transport put it in place (recvInto).
       const bool copies = step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend;
-      Result<size_t> got =
-          copies ? in_->recvInto(static_cast<std::byte*>(dst_), bytes_ - received_)
-                 : in_->recvSome(bytes_ - received_, [this](size_t off, const std::byte* p,
-                                                            size_t n) { consume(off, p, n); });
+      if (!copies && !consumer_) {  // once per step, not per poll (a std::function)
+        consumer_ = [this](size_t off, const std::byte* p, size_t n) { consume(off, p, n); };
+      }
+      Result<size_t> got = copies ? in_->recvInto(static_cast<std::byte*>(dst_), bytes_ - received_)
+                                  : in_->recvSome(bytes_ - received_, consumer_);
       if (!got) return got.status();
       if (*got > 0) progressed = true;
       received_ += *got;
@@ -205,7 +206,8 @@ class StepRun {
   size_t produced_ = 0;          // bytes of dst complete (what a forwarding send may send)
   bool recvDone_ = false;
   bool sendDone_ = false;
-  std::byte carry_[16] = {};
+  transport::Consumer consumer_;  // consume(), for transports; the step's address is stable
+  std::byte carry_[16];           // no zero fill: carried_ says how much is there
   size_t carried_ = 0;
 };
 

@@ -158,7 +158,7 @@ void LlReader::publish() {
   wakeIfSleeping(peerBell_);
 }
 
-Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
+Result<bool> LlReader::arrived(uint64_t tag) {
   const uint64_t lines = llMessageLines(bytes_);
   // Only the message's last line is polled until it arrives. Lines become visible in the order
   // they were written (release stores, acquire loads), so then every line is there, and the
@@ -172,48 +172,75 @@ Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Co
     }
     // Idle: hand back the room consumed so far, so a sender short of it can finish this message.
     if (tail_ != published_) publish();
-    return size_t{0};
+    return false;
   }
-  if (!headerSeen_) {
-    Result<bool> seen = readHeader(tag);
-    if (!seen || !*seen) return seen ? Result<size_t>(size_t{0}) : seen.status();
-  }
-  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
-  alignas(8) std::byte buffer[16 * kLlLineData];
-  size_t handed = 0;
-  while (handed < n) {
-    size_t filled = 0;
-    while (filled < sizeof buffer && handed + filled < n) {
-      // Byte `at` of the message: in the header line's words 2..6, or in a data line.
-      const uint64_t at = moved + handed + filled;
-      const bool inHeader = at < kLlHeaderData;
-      const uint64_t index = inHeader ? 0 : kLlHeaderLines + (at - kLlHeaderData) / kLlLineData;
-      const uint64_t offset =
-          inHeader ? kLlLineData - kLlHeaderData + at : (at - kLlHeaderData) % kLlLineData;
-      const LlLine& line = area_.line(start_ + index);
-      if (line.word[7].load(std::memory_order_relaxed) != seq_) {
-        return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
-                             peer_, index, bytes_);
-      }
-      uint64_t data[7];
-      for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
-      size_t k =
-          std::min<uint64_t>({kLlLineData - offset, n - handed - filled, sizeof buffer - filled});
-      std::memcpy(buffer + filled, reinterpret_cast<const std::byte*>(data) + offset, k);
-      filled += k;
+  if (headerSeen_) return true;
+  return readHeader(tag);
+}
+
+template <typename Put>
+Status LlReader::copyOut(uint64_t moved, size_t n, Put put) const {
+  for (uint64_t at = moved; at < moved + n;) {
+    // Byte `at` of the message: in the header line's words 2..6, or in a data line.
+    const bool inHeader = at < kLlHeaderData;
+    const uint64_t index = inHeader ? 0 : kLlHeaderLines + (at - kLlHeaderData) / kLlLineData;
+    const uint64_t offset =
+        inHeader ? kLlLineData - kLlHeaderData + at : (at - kLlHeaderData) % kLlLineData;
+    const LlLine& line = area_.line(start_ + index);
+    if (line.word[7].load(std::memory_order_relaxed) != seq_) {
+      return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
+                           peer_, index, bytes_);
     }
-    consume(moved + handed, buffer, filled);
-    handed += filled;
+    uint64_t data[7];
+    for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
+    const size_t k = std::min<uint64_t>(kLlLineData - offset, moved + n - at);
+    put(at, reinterpret_cast<const std::byte*>(data) + offset, k);
+    at += k;
   }
-  const uint64_t done = moved + handed;
+  return Status::ok();
+}
+
+void LlReader::handedOut(uint64_t done) {
   if (done == bytes_) {
-    start_ += lines;
+    start_ += llMessageLines(bytes_);
     testing::counters().add(testing::Event::kLlMessages);
     consumed(start_);
   } else if (done >= kLlHeaderData) {
     consumed(start_ + kLlHeaderLines + (done - kLlHeaderData) / kLlLineData);
   }
-  return handed;
+}
+
+Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
+  Result<bool> ready = arrived(tag);
+  if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  // Staged in a buffer of 16 lines' data, handed to the consumer when full and at the end.
+  alignas(8) std::byte buffer[16 * kLlLineData];
+  uint64_t from = moved;
+  size_t filled = 0;
+  TRN_TRY(copyOut(moved, n, [&](uint64_t at, const std::byte* data, size_t k) {
+    if (filled + k > sizeof buffer) {
+      consume(from, buffer, filled);
+      from = at;
+      filled = 0;
+    }
+    std::memcpy(buffer + filled, data, k);
+    filled += k;
+  }));
+  if (filled > 0) consume(from, buffer, filled);
+  handedOut(moved + n);
+  return n;
+}
+
+Result<size_t> LlReader::readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag) {
+  Result<bool> ready = arrived(tag);
+  if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  TRN_TRY(copyOut(moved, n, [dst](uint64_t at, const std::byte* data, size_t k) {
+    std::memcpy(dst + at, data, k);
+  }));
+  handedOut(moved + n);
+  return n;
 }
 
 namespace testing {

@@ -139,6 +139,9 @@ class LlReader {
   // Hands up to `max` ready bytes of the current message (`moved` of it already handed) to
   // `consume`; checks the header against `expected` (tag and bytes).
   Result<size_t> read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume);
+  // read() for a consumer that only copies: byte k of the message goes to dst[k], straight from
+  // the lines (no staging buffer, no consumer call).
+  Result<size_t> readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   bool headerSeen() const { return headerSeen_; }
   // Whether the next LL message to arrive is the connection's message `index`; fills `header`
   // with its tag and bytes as a begin record. For a receiver expecting that message on the
@@ -153,6 +156,14 @@ class LlReader {
   // The header of message `seq` at start_, as a begin record, if all of it arrived.
   bool header(uint32_t seq, Record& record, uint32_t& index) const;
   Result<bool> readHeader(uint64_t tag);
+  // Whether the current message arrived whole (its header checked); when not, the idle work.
+  Result<bool> arrived(uint64_t tag);
+  // Hands bytes [moved, moved + n) of the arrived message to put(offset, data, count), a line's
+  // piece at a time (data valid during the call only).
+  template <typename Put>
+  Status copyOut(uint64_t moved, size_t n, Put put) const;
+  // After bytes [0, done) of the message were handed out.
+  void handedOut(uint64_t done);
   // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle).
   void consumed(uint64_t tail);
   void publish();
