@@ -94,6 +94,42 @@ TEST(ShmLl, SmallAreaCapsTheThreshold) {
   streamBothWays(4096, 1000);
 }
 
+// The header line carries a message's first 40 bytes: up to 40 bytes is one line (one cache line
+// between the cores), 41 is two. An area of 8 lines takes eight 40-byte messages before its
+// reader consumes any, and four of 41 bytes; with a header line of its own, 40 bytes took two.
+TEST(ShmLl, MessagesOfUpTo40BytesTakeOneLine) {
+  EXPECT_EQ(llMessageLines(1), 1u);
+  EXPECT_EQ(llMessageLines(40), 1u);
+  EXPECT_EQ(llMessageLines(41), 2u);
+  EXPECT_EQ(llMessageLines(96), 2u);
+  EXPECT_EQ(llMessageLines(97), 3u);
+  for (size_t bytes : {size_t{40}, size_t{41}}) {
+    std::vector<std::byte> region(4096);
+    initLlArea(region.data(), region.size(), 1024);
+    const LlArea area = llArea(region.data(), region.size(), 1024);
+    ASSERT_EQ(area.count, 8u);
+    DoorbellWord bell;
+    LlWriter writer(area, &bell);
+    LlReader reader(area, &bell, 0);
+    std::vector<std::byte> out(bytes);
+    const size_t fit = bytes <= kLlHeaderData ? 8 : 4;
+    for (size_t i = 0; i <= fit; ++i) {
+      fillPattern(out, static_cast<int>(i));
+      writer.begin(0x100 + i, bytes, i + 1);
+      EXPECT_EQ(writer.write(out.data(), bytes, 0), i < fit ? bytes : 0u) << bytes << " B #" << i;
+    }
+    for (size_t i = 0; i < fit; ++i) {  // each comes back whole, in order
+      std::vector<std::byte> want(bytes), got(bytes);
+      fillPattern(want, static_cast<int>(i));
+      reader.begin(bytes);
+      Result<size_t> n = reader.readInto(got.data(), bytes, 0, 0x100 + i);
+      ASSERT_TRUE(n.isOk()) << n.status().message();
+      EXPECT_EQ(*n, bytes);
+      EXPECT_EQ(got, want) << bytes << " B #" << i;
+    }
+  }
+}
+
 // Sequence numbers are 32 bits and skip 0 (the value of never-written lines): start 20 short of
 // the wrap and cross it. Without the skip, message 21's header would match the zeroed lines.
 TEST(ShmLl, SequenceNumbersWrap) {
