@@ -131,7 +131,6 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   args.rank = comm.rank();
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
-  args.shape = comm.topology().shape;
   args.deterministic = comm.config().deterministic;
   using algorithms::Collective;
   const size_t elem = device::dataTypeSize(args.type);
@@ -166,6 +165,7 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   comm::PlanKey key = comm::PlanKey::of(args, stream);
   if (!premul) sched = comm.planCache().find(key);
   if (sched == nullptr) {
+    args.shape = comm.topology().shape;  // only the tuner reads it (a shared_ptr: 2 atomics)
     auto built = plan::plan(args, comm.topology().links, comm.config().tuning);
     if (!built) return built.status();
     sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))

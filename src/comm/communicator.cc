@@ -124,15 +124,21 @@ Communicator::~Communicator() {
   recovery_.reset();
 }
 
+// No lock per task (issue 14: the caller's beginTask and the worker's endTask took one mutex,
+// whose cache line then moved between their cores on every call): each side counts on a line
+// of its own, and endTask takes the mutex only when waitIdle() announced a waiter.
 uint64_t Communicator::beginTask(bool collective) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ++inFlight_;
-  return collective ? nextSeq_.fetch_add(1) : nextSeq_.load();
+  begun_.fetch_add(1, std::memory_order_relaxed);
+  return collective ? nextSeq_.fetch_add(1, std::memory_order_relaxed)
+                    : nextSeq_.load(std::memory_order_relaxed);
 }
 
 void Communicator::endTask() {
+  ended_.fetch_add(1, std::memory_order_seq_cst);
+  // Pairs with waitIdle's announcement: it sees this task ended, or this load sees it waiting.
+  if (idleWaiters_.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (--inFlight_ == 0) idle_.notify_all();
+  idle_.notify_all();
 }
 
 // Calls that never wait (shm, peers in step) never reach the executor's idle health check, so
@@ -180,9 +186,17 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
 
 Status Communicator::waitIdle(Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!idle_.wait_until(lock, deadline.at(), [this] { return inFlight_ == 0; })) {
+  idleWaiters_.fetch_add(1, std::memory_order_seq_cst);
+  // Tasks end on other threads: begun_ first, so that ended_ never reads ahead of it.
+  auto inFlight = [this] {
+    const uint64_t begun = begun_.load(std::memory_order_seq_cst);
+    return begun - ended_.load(std::memory_order_seq_cst);
+  };
+  const bool idle = idle_.wait_until(lock, deadline.at(), [&] { return inFlight() == 0; });
+  idleWaiters_.fetch_sub(1, std::memory_order_seq_cst);
+  if (!idle) {
     return Status(Code::kTimeout,
-                  fmt::format("rank {}: {} operation(s) still running", rank_, inFlight_));
+                  fmt::format("rank {}: {} operation(s) still running", rank_, inFlight()));
   }
   return Status::ok();
 }
@@ -195,13 +209,19 @@ void Communicator::abort() {
 }
 
 Status Communicator::asyncError() const {
+  // Read by every call: a healthy communicator's costs no lock.
+  if (!failed_.load(std::memory_order_acquire)) return Status::ok();
   std::lock_guard<std::mutex> lock(mu_);
   return asyncError_;
 }
 
 void Communicator::setAsyncError(const Status& s) {
+  if (s.isOk()) return;
   std::lock_guard<std::mutex> lock(mu_);
-  if (asyncError_.isOk()) asyncError_ = s;
+  if (asyncError_.isOk()) {
+    asyncError_ = s;
+    failed_.store(true, std::memory_order_release);
+  }
 }
 
 }  // namespace trnccl::comm

@@ -51,7 +51,9 @@ class Communicator {
   size_t sliceBytes() const { return sliceBytes_; }
   // The algorithm of the last collective planned on this communicator (API thread; for tests
   // and logs).
-  void notePlanned(const std::string& algorithm) { lastPlanned_ = algorithm; }
+  void notePlanned(const std::string& algorithm) {
+    if (lastPlanned_ != algorithm) lastPlanned_ = algorithm;  // a loop repeats it: no copy
+  }
   const std::string& lastPlanned() const { return lastPlanned_; }
   // The topology as the algorithms and the tuner see it.
   const plan::TopologyView& topology() const { return topology_; }
@@ -128,9 +130,13 @@ class Communicator {
   std::atomic<bool> revoked_{false};
   // When run() next looks at the root between calls (steady clock, ns since epoch).
   std::atomic<int64_t> nextRootCheckNs_{0};
-  mutable std::mutex mu_;
+  // Tasks begun (API threads) and ended (stream threads), each on a cache line of its own.
+  alignas(64) std::atomic<uint64_t> begun_{0};
+  alignas(64) std::atomic<uint64_t> ended_{0};
+  std::atomic<int> idleWaiters_{0};  // threads in waitIdle(): endTask then notifies idle_
+  alignas(64) mutable std::mutex mu_;
   std::condition_variable idle_;
-  int inFlight_ = 0;
+  std::atomic<bool> failed_{false};  // asyncError_ is set (read without mu_)
   Status asyncError_;
 };
 

@@ -36,19 +36,28 @@ size_t PlanKeyHash::operator()(const PlanKey& k) const {
 
 std::shared_ptr<const schedule::Schedule> PlanCache::find(const PlanKey& key) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A loop repeating one call hits the last entry found: no hash, no table walk.
+  if (last_ != nullptr && last_->first == key) {
+    ++hits_;
+    return last_->second;
+  }
   auto it = plans_.find(key);
   if (it == plans_.end()) {
-    misses_.fetch_add(1, std::memory_order_relaxed);
+    ++misses_;
     return nullptr;
   }
-  hits_.fetch_add(1, std::memory_order_relaxed);
+  ++hits_;
+  last_ = &*it;
   return it->second;
 }
 
 std::shared_ptr<const schedule::Schedule> PlanCache::insert(PlanKey key, schedule::Schedule plan) {
   auto p = std::make_shared<const schedule::Schedule>(std::move(plan));
   std::lock_guard<std::mutex> lock(mu_);
-  if (plans_.size() >= kMaxEntries) plans_.clear();
+  if (plans_.size() >= kMaxEntries) {
+    plans_.clear();
+    last_ = nullptr;
+  }
   auto [it, added] = plans_.try_emplace(std::move(key), p);
   if (!added) {  // two threads planned the same call: keep the first
     return it->second;
@@ -64,6 +73,17 @@ size_t PlanCache::size() const {
 void PlanCache::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   plans_.clear();
+  last_ = nullptr;
+}
+
+uint64_t PlanCache::hits() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hits_;
+}
+
+uint64_t PlanCache::misses() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return misses_;
 }
 
 }  // namespace trnccl::comm

@@ -10,7 +10,6 @@
 // change of the overrides (Communicator::setTuning, for tests) empties the cache.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -54,15 +53,17 @@ class PlanCache {
   // Caches `plan` under `key`; returns it.
   std::shared_ptr<const schedule::Schedule> insert(PlanKey key, schedule::Schedule plan);
 
-  uint64_t hits() const { return hits_; }
-  uint64_t misses() const { return misses_; }
+  uint64_t hits() const;
+  uint64_t misses() const;
   size_t size() const;
   void clear();
 
  private:
   mutable std::mutex mu_;  // one communicator may be called from several threads
-  std::unordered_map<PlanKey, std::shared_ptr<const schedule::Schedule>, PlanKeyHash> plans_;
-  std::atomic<uint64_t> hits_{0}, misses_{0};
+  using Map = std::unordered_map<PlanKey, std::shared_ptr<const schedule::Schedule>, PlanKeyHash>;
+  Map plans_;
+  Map::value_type* last_ = nullptr;  // the entry found last (a rehash keeps pointers valid)
+  uint64_t hits_ = 0, misses_ = 0;   // under mu_: no atomic add per call
 };
 
 }  // namespace trnccl::comm

@@ -92,7 +92,7 @@ Backoff::Backoff() : Backoff(WaitPolicy::process(), nullptr) {
 Backoff::Backoff(const WaitPolicy& policy, YieldBudget* budget)
     : policy_(policy), budget_(budget) {}
 
-void Backoff::reset() {
+void Backoff::endWait() {
   const bool adapt = budget_ != nullptr && policy_.adaptive;
   if (adapt && idle_ > spinLimit_) {
     if (blocked_) {

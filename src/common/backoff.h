@@ -71,10 +71,16 @@ class Backoff {
   Backoff(const Backoff&) = delete;
   Backoff& operator=(const Backoff&) = delete;
 
-  void reset();
+  // Inline when nothing happened since the last reset (idle_ == 0 implies the rest is clear):
+  // every progressing poll calls it.
+  void reset() {
+    if (idle_ != 0) endWait();
+  }
   bool next();
 
  private:
+  void endWait();  // adapts the budget to the wait that just ended, then clears it
+
   using Clock = std::chrono::steady_clock;
 
   const WaitPolicy& policy_;

@@ -145,7 +145,7 @@ Result<trnrtStream*> resolveStream(trnrtStream_t stream) {
   return &device.value()->defaultStream();
 }
 
-Status enqueue(trnrtStream_t stream, Task task, SkipHandler onSkip) {
+Status enqueue(trnrtStream_t stream, Task&& task, SkipHandler&& onSkip) {
   Result<trnrtStream*> resolved = resolveStream(stream);
   if (!resolved) return resolved.status();
   resolved.value()->enqueue(std::move(task), std::move(onSkip));

@@ -27,7 +27,9 @@ using SkipHandler = InlineFunction<void(const Status&), kTaskBytes>;
 // Enqueues `task` on `stream` (nullptr: the current device's default stream). Returns at once.
 // If the stream is already in error when the task's turn comes, the task is skipped and
 // `onSkip` (if any) is called with the stream's error instead.
-Status enqueue(trnrtStream_t stream, Task task, SkipHandler onSkip = nullptr);
+// Both are moved from once, into the stream's ring slot (taken by reference: a task passed on by
+// value was moved through every layer on its way).
+Status enqueue(trnrtStream_t stream, Task&& task, SkipHandler&& onSkip = nullptr);
 
 // The calling thread's current device (trnrtSetDevice; 0 by default).
 int currentDevice();

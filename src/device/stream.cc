@@ -86,14 +86,21 @@ void Stream::wakeWaiters(uint64_t count) {
   Doorbell::ring(doneBell_.word());
 }
 
-uint64_t Stream::enqueue(Task task, SkipHandler onSkip) {
+uint64_t Stream::enqueue(Task&& task, SkipHandler&& onSkip) {
   uint64_t sequence;
   {
     std::lock_guard<std::mutex> lock(enqueueMutex_);
     sequence = enqueued_.load(std::memory_order_relaxed);
     // Full: wait for the worker to free the slot (it never waits for enqueueMutex_), and when
-    // sleeping, for a quarter of the ring.
-    if (sequence >= kSlots) waitCompleted(sequence - kSlots + 1, sequence - kSlots + kSlots / 4);
+    // sleeping, for a quarter of the ring. The runner's count is read only when the count seen
+    // last does not free the slot: its cache line stays with the runner's core.
+    if (sequence >= completedSeen_ + kSlots) {
+      const uint64_t need = sequence - kSlots + 1;
+      if (completed_.load(std::memory_order_acquire) < need) {
+        waitCompleted(need, sequence - kSlots + kSlots / 4);
+      }
+      completedSeen_ = completed_.load(std::memory_order_acquire);
+    }
     Work& slot = slots_[sequence % kSlots];
     slot.task = std::move(task);
     slot.onSkip = std::move(onSkip);
@@ -239,7 +246,11 @@ void Stream::workerLoop() {
 uint64_t Stream::runTasks(uint64_t count, bool yieldToWaiters) {
   const uint64_t first = completed_.load(std::memory_order_relaxed);  // ours: we hold the token
   uint64_t next = first;
-  while (next < count && next < enqueued_.load(std::memory_order_acquire)) {
+  // The producers' count is re-read only once the tasks it announced ran (their cache line
+  // stays with the producer while it enqueues more).
+  uint64_t enqueued = 0;
+  while (next < count &&
+         (next < enqueued || next < (enqueued = enqueued_.load(std::memory_order_acquire)))) {
     if (yieldToWaiters && wanting_.load(std::memory_order_acquire) != 0) break;
     Work& work = slots_[next % kSlots];
     runOne(work);

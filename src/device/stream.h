@@ -65,7 +65,7 @@ class Stream {
   // Appends a task; returns its sequence number (0, 1, ...) at once. `onSkip` is called
   // instead of the task when the stream is already in error, so that work which others wait
   // for (an event record) can report the failure rather than never complete.
-  uint64_t enqueue(Task task, SkipHandler onSkip = nullptr);
+  uint64_t enqueue(Task&& task, SkipHandler&& onSkip = nullptr);
   // Blocks until every task enqueued before the call has run or been skipped, running them on
   // the calling thread when it can take the run token; returns the sticky error, if any.
   Status synchronize();
@@ -123,22 +123,29 @@ class Stream {
   // After completed_ reached `count`: rings doneBell_ when a sleeping waiter asked for it.
   void wakeWaiters(uint64_t count);
 
+  // The producers' and the runner's words live on cache lines of their own: on one line, every
+  // enqueue and every completed task took the line from the other thread's core (issue 14).
+  static constexpr size_t kLine = 64;
+
   const int device_;
   std::unique_ptr<Work[]> slots_;  // task i lives in slots_[i % kSlots]
-  std::mutex enqueueMutex_;        // among producers only
-  // Tasks ever enqueued (written under enqueueMutex_) and tasks run or skipped (a prefix of
-  // them, written by the token's holder: it is the index of the next task to run).
-  std::atomic<uint64_t> enqueued_{0};
-  std::atomic<uint64_t> completed_{0};
-  std::atomic<bool> running_{false};  // the run token: held by whoever runs tasks
-  std::atomic<uint32_t> wanting_{0};  // waiters that want (or hold) the token
-  // The lowest completion count a sleeping waiter asked to be woken at (UINT64_MAX: none).
-  std::atomic<uint64_t> wakeAt_{UINT64_MAX};
   std::atomic<bool> stopping_{false};
-  Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters wake it
-  Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
+  // Producers: tasks ever enqueued (written under enqueueMutex_).
+  alignas(kLine) std::mutex enqueueMutex_;  // among producers only
+  std::atomic<uint64_t> enqueued_{0};
+  uint64_t completedSeen_ = 0;  // completed_ as the producers last read it (enqueueMutex_)
+  // The token's holder: tasks run or skipped (a prefix of the enqueued ones; the index of the
+  // next task to run).
+  alignas(kLine) std::atomic<uint64_t> completed_{0};
+  std::atomic<bool> running_{false};  // the run token: held by whoever runs tasks
+  // Waiters: those that want (or hold) the token, and the lowest completion count a sleeping
+  // waiter asked to be woken at (UINT64_MAX: none).
+  alignas(kLine) std::atomic<uint32_t> wanting_{0};
+  std::atomic<uint64_t> wakeAt_{UINT64_MAX};
+  alignas(kLine) Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters ring
+  alignas(kLine) Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
   // Stats, relaxed: the token's holder writes them, stats() reads them.
-  std::atomic<uint64_t> byWaiters_{0};
+  alignas(kLine) std::atomic<uint64_t> byWaiters_{0};
   std::atomic<uint64_t> takeovers_{0};
   std::atomic<uint64_t> takeoverNs_{0};
   mutable std::mutex errorMutex_;

@@ -26,15 +26,6 @@ const char* primitiveName(Primitive p) {
   return "?";
 }
 
-bool receives(Primitive p) {
-  return p != Primitive::kSend && p != Primitive::kCopy && p != Primitive::kReduce;
-}
-
-bool sends(Primitive p) {
-  return p == Primitive::kSend || p == Primitive::kRecvReduceSend ||
-         p == Primitive::kRecvReduceCopySend || p == Primitive::kRecvCopySend;
-}
-
 void Schedule::add(const Step& step) { addGroup({&step, 1}); }
 
 void Schedule::addGroup(std::span<const Step> group) {

@@ -31,9 +31,15 @@ enum class Primitive {
 
 const char* primitiveName(Primitive p);
 
-// True for primitives that receive, and that send, respectively.
-bool receives(Primitive p);
-bool sends(Primitive p);
+// True for primitives that receive, and that send, respectively (inline: the executor asks
+// per step and per poll).
+inline bool receives(Primitive p) {
+  return p != Primitive::kSend && p != Primitive::kCopy && p != Primitive::kReduce;
+}
+inline bool sends(Primitive p) {
+  return p == Primitive::kSend || p == Primitive::kRecvReduceSend ||
+         p == Primitive::kRecvReduceCopySend || p == Primitive::kRecvCopySend;
+}
 
 struct Step {
   Primitive prim = Primitive::kCopy;

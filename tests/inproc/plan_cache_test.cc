@@ -158,6 +158,29 @@ TEST_F(PlanCache, EveryFieldOfTheSignatureMisses) {
   expectDelta(before, 1, 0, "repeat of an earlier signature");
 }
 
+// A hit checks the entry found last before the table (one loop repeating one call): it must
+// answer only its own key, and be forgotten with the table.
+TEST_F(PlanCache, TheLastEntryAnswersOnlyItsKeyAndGoesWithTheTable) {
+  comm::PlanCache& cache = ranks_.comm(0)->impl->planCache();
+  comm::PlanKey a, b;
+  a.count = 1;
+  b.count = 2;
+  schedule::Schedule sa, sb;
+  sa.algorithm = "a";
+  sb.algorithm = "b";
+  cache.insert(a, sa);
+  cache.insert(b, sb);
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_NE(cache.find(a), nullptr);
+    EXPECT_EQ(cache.find(a)->algorithm, "a");  // now the last entry
+    ASSERT_NE(cache.find(b), nullptr);
+    EXPECT_EQ(cache.find(b)->algorithm, "b");
+  }
+  cache.clear();
+  EXPECT_EQ(cache.find(b), nullptr);
+  EXPECT_EQ(cache.find(a), nullptr);
+}
+
 // TRNCCL_ALGO, TRNCCL_NCHANNELS and TRNCCL_CHECK are read once per communicator, at init
 // (src/plan/overrides.h; a getenv per call cost ~30 % of a small call): set afterwards they
 // change nothing, not even a call planned anew; a communicator created afterwards sees them.

@@ -2,24 +2,17 @@
 
 namespace trnccl::transport {
 
-Status MessageState::begin(uint64_t tag, uint64_t bytes) {
-  if (!complete()) {
-    std::string message =
-        direction_ == Direction::kSend
-            ? fmt::format(
-                  "{}: beginSend to rank {} while {} bytes of the previous message were "
-                  "not taken",
-                  transport_, peer_, left())
-            : fmt::format(
-                  "{}: beginRecv from rank {} while {} bytes of the previous message "
-                  "were not received",
-                  transport_, peer_, left());
-    return Status(Code::kInvalidUsage, std::move(message), peer_);
-  }
-  tag_ = tag;
-  bytes_ = bytes;
-  moved_ = 0;
-  return Status::ok();
+Status MessageState::busy() const {
+  std::string message =
+      direction_ == Direction::kSend
+          ? fmt::format(
+                "{}: beginSend to rank {} while {} bytes of the previous message were not taken",
+                transport_, peer_, left())
+          : fmt::format(
+                "{}: beginRecv from rank {} while {} bytes of the previous message were not "
+                "received",
+                transport_, peer_, left());
+  return Status(Code::kInvalidUsage, std::move(message), peer_);
 }
 
 }  // namespace trnccl::transport

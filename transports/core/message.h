@@ -24,7 +24,13 @@ class MessageState {
 
   // Starts the next message; kInvalidUsage, naming the peer, while the current one has bytes
   // left.
-  Status begin(uint64_t tag, uint64_t bytes);
+  Status begin(uint64_t tag, uint64_t bytes) {
+    if (!complete()) return busy();
+    tag_ = tag;
+    bytes_ = bytes;
+    moved_ = 0;
+    return Status::ok();
+  }
   // Counts `n` more bytes of the message as moved (at most left()).
   void advance(uint64_t n) { moved_ += n; }
 
@@ -39,6 +45,8 @@ class MessageState {
   }
 
  private:
+  Status busy() const;  // the error of begin() with bytes left
+
   const char* transport_;
   Direction direction_;
   int peer_;

@@ -18,8 +18,6 @@ constexpr uint64_t kLineBytes = kLlLineBytes;
 constexpr uint64_t kCtrlBytes = sizeof(LlCtrl);
 static_assert(sizeof(LlLine) == kLlLineBytes && kCtrlBytes % kLlLineBytes == 0);
 
-uint64_t payloadLines(uint64_t bytes) { return (bytes + kLlLineData - 1) / kLlLineData; }
-
 }  // namespace
 
 uint64_t llAreaBytes(uint32_t threshold, uint64_t fifoBytes) {
@@ -77,23 +75,30 @@ bool LlWriter::room(uint64_t need) {
 }
 
 size_t LlWriter::write(const std::byte* src, size_t bytes, uint64_t moved) {
-  bool last = moved + bytes == bytes_;
-  uint64_t lines = last ? payloadLines(bytes) : bytes / kLlLineData;
-  uint64_t header = headerPending_ ? kLlHeaderLines : 0;
-  if (!room(header + std::min<uint64_t>(lines, 1))) return 0;
-  lines = std::min(lines, area_.count - (head_ - tail_) - header);
-  if (header + lines == 0) return 0;
-  if (headerPending_) {
-    put({tag_, bytes_ | (uint64_t{index_} << 32)});
+  const bool last = moved + bytes == bytes_;
+  size_t taken = 0;
+  if (headerPending_) {  // moved == 0: the header line goes first, with the first bytes
+    const size_t first = std::min<uint64_t>(bytes_, kLlHeaderData);
+    if (bytes < first || !room(kLlHeaderLines)) return 0;
+    uint64_t line[7] = {tag_, bytes_ | (uint64_t{index_} << 32)};
+    std::memcpy(&line[2], src, first);
+    put(line);
     headerPending_ = false;
+    taken = first;
   }
-  size_t taken = std::min<uint64_t>(bytes, lines * kLlLineData);
-  for (size_t off = 0; off < taken; off += kLlLineData) {
-    uint64_t data[7] = {};
-    std::memcpy(data, src + off, std::min<size_t>(kLlLineData, taken - off));
-    put(data);
+  const size_t rest = bytes - taken;
+  uint64_t lines = last ? (rest + kLlLineData - 1) / kLlLineData : rest / kLlLineData;
+  if (lines > 0 && room(1)) {
+    lines = std::min(lines, area_.count - (head_ - tail_));
+    const size_t n = std::min<uint64_t>(rest, lines * kLlLineData);
+    for (size_t off = 0; off < n; off += kLlLineData) {
+      uint64_t data[7] = {};
+      std::memcpy(data, src + taken + off, std::min<size_t>(kLlLineData, n - off));
+      put(data);
+    }
+    taken += n;
   }
-  wakeIfSleeping(peerBell_);
+  if (taken > 0) wakeIfSleeping(peerBell_);
   return taken;
 }
 
@@ -132,8 +137,9 @@ Result<bool> LlReader::readHeader(uint64_t tag) {
   Record record;
   uint32_t index = 0;
   if (!header(seq_, record, index)) return false;
-  std::string problem = beginRecordProblem(record, {tag, bytes_, 0, area_.count * kLlLineData});
-  if (!problem.empty()) {
+  // The expected header needs no words (beginRecordProblem builds a string, even an empty one).
+  if (record.a != tag || record.bytes != bytes_) {
+    std::string problem = beginRecordProblem(record, {tag, bytes_, 0, area_.count * kLlLineData});
     return Status(Code::kInternalError, fmt::format("shm LL: from rank {}: {}", peer_, problem),
                   peer_);
   }
@@ -152,56 +158,89 @@ void LlReader::publish() {
   wakeIfSleeping(peerBell_);
 }
 
-Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
-  const uint64_t first = start_ + kLlHeaderLines;
+Result<bool> LlReader::arrived(uint64_t tag) {
+  const uint64_t lines = llMessageLines(bytes_);
   // Only the message's last line is polled until it arrives. Lines become visible in the order
   // they were written (release stores, acquire loads), so then every line is there, and the
   // receiver never reads a cache line the sender is still filling.
-  if (!ready(first + payloadLines(bytes_) - 1)) {
-    // A header of another size has its last line elsewhere: check the header meanwhile.
-    if (!headerSeen_) {
+  if (!ready(start_ + lines - 1)) {
+    // A header of another size has its last line elsewhere: check the header meanwhile (a
+    // one-line message's header is the line just polled).
+    if (!headerSeen_ && lines > kLlHeaderLines) {
       Result<bool> seen = readHeader(tag);
       if (!seen) return seen.status();
     }
     // Idle: hand back the room consumed so far, so a sender short of it can finish this message.
     if (tail_ != published_) publish();
-    return size_t{0};
+    return false;
   }
-  if (!headerSeen_) {
-    Result<bool> seen = readHeader(tag);
-    if (!seen || !*seen) return seen ? Result<size_t>(size_t{0}) : seen.status();
-  }
-  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
-  alignas(8) std::byte buffer[16 * kLlLineData];
-  size_t handed = 0;
-  while (handed < n) {
-    size_t filled = 0;
-    while (filled < sizeof buffer && handed + filled < n) {
-      uint64_t at = moved + handed + filled;
-      const LlLine& line = area_.line(first + at / kLlLineData);
-      if (line.word[7].load(std::memory_order_relaxed) != seq_) {
-        return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
-                             peer_, at / kLlLineData, bytes_);
-      }
-      uint64_t data[7];
-      for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
-      size_t k = std::min<uint64_t>(
-          {kLlLineData - at % kLlLineData, n - handed - filled, sizeof buffer - filled});
-      std::memcpy(buffer + filled, reinterpret_cast<const std::byte*>(data) + at % kLlLineData, k);
-      filled += k;
+  if (headerSeen_) return true;
+  return readHeader(tag);
+}
+
+template <typename Put>
+Status LlReader::copyOut(uint64_t moved, size_t n, Put put) const {
+  for (uint64_t at = moved; at < moved + n;) {
+    // Byte `at` of the message: in the header line's words 2..6, or in a data line.
+    const bool inHeader = at < kLlHeaderData;
+    const uint64_t index = inHeader ? 0 : kLlHeaderLines + (at - kLlHeaderData) / kLlLineData;
+    const uint64_t offset =
+        inHeader ? kLlLineData - kLlHeaderData + at : (at - kLlHeaderData) % kLlLineData;
+    const LlLine& line = area_.line(start_ + index);
+    if (line.word[7].load(std::memory_order_relaxed) != seq_) {
+      return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
+                           peer_, index, bytes_);
     }
-    consume(moved + handed, buffer, filled);
-    handed += filled;
+    uint64_t data[7];
+    for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
+    const size_t k = std::min<uint64_t>(kLlLineData - offset, moved + n - at);
+    put(at, reinterpret_cast<const std::byte*>(data) + offset, k);
+    at += k;
   }
-  uint64_t done = moved + handed;
+  return Status::ok();
+}
+
+void LlReader::handedOut(uint64_t done) {
   if (done == bytes_) {
-    start_ = first + payloadLines(bytes_);
+    start_ += llMessageLines(bytes_);
     testing::counters().add(testing::Event::kLlMessages);
     consumed(start_);
-  } else {
-    consumed(first + done / kLlLineData);
+  } else if (done >= kLlHeaderData) {
+    consumed(start_ + kLlHeaderLines + (done - kLlHeaderData) / kLlLineData);
   }
-  return handed;
+}
+
+Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume) {
+  Result<bool> ready = arrived(tag);
+  if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  // Staged in a buffer of 16 lines' data, handed to the consumer when full and at the end.
+  alignas(8) std::byte buffer[16 * kLlLineData];
+  uint64_t from = moved;
+  size_t filled = 0;
+  TRN_TRY(copyOut(moved, n, [&](uint64_t at, const std::byte* data, size_t k) {
+    if (filled + k > sizeof buffer) {
+      consume(from, buffer, filled);
+      from = at;
+      filled = 0;
+    }
+    std::memcpy(buffer + filled, data, k);
+    filled += k;
+  }));
+  if (filled > 0) consume(from, buffer, filled);
+  handedOut(moved + n);
+  return n;
+}
+
+Result<size_t> LlReader::readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag) {
+  Result<bool> ready = arrived(tag);
+  if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
+  const size_t n = std::min<uint64_t>(max, bytes_ - moved);
+  TRN_TRY(copyOut(moved, n, [dst](uint64_t at, const std::byte* data, size_t k) {
+    std::memcpy(dst + at, data, k);
+  }));
+  handedOut(moved + n);
+  return n;
 }
 
 namespace testing {

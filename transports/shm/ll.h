@@ -11,19 +11,22 @@
 // crossed the cores and a 512-byte message cost more CPU than through the FIFO.)
 //
 // A message of `bytes` (1 .. threshold) is one header line (tag; bytes and the message's index
-// on the connection, counting both paths) then ceil(bytes / 56) data lines, the last one
-// zero-padded. Message k carries sequence firstSeq + k (mod 2^32, skipping 0 so that
-// never-written lines, all zero, never match). A stale line still holding an older message's
-// flag cannot match: the sender reuses a line only after the receiver consumed it, so at most
-// `lines` messages separate two writes of one line, far fewer than 2^32.
+// on the connection, counting both paths; then the message's first 40 bytes) then
+// ceil((bytes - 40) / 56) data lines, the last one zero-padded: a message of up to 40 bytes is
+// one line, one cache line to cross between the cores (the header had a line of its own until
+// session 8, which made an 8-byte message two lines written and two polled and read). Message k
+// carries sequence firstSeq + k (mod 2^32, skipping 0 so that never-written lines, all zero, never
+// match). A stale line still holding an older message's flag cannot match: the sender reuses a line
+// only after the receiver consumed it, so at most `lines` messages separate two writes of one line,
+// far fewer than 2^32.
 //
 // A message spans at most as many lines as the ring has (LlArea::maxBytes caps the threshold):
 // one line of a longer message would share its slot and sequence number with its own line one
 // pass earlier.
 //
-// Reading: the receiver polls only a message's last line (and its header, to catch a size
-// mismatch); once the last line is there every line is (release stores, acquire loads), so the
-// receiver never reads a cache line the sender is still filling.
+// Reading: the receiver polls only a message's last line (and its header, when that is another
+// line, to catch a size mismatch); once the last line is there every line is (release stores,
+// acquire loads), so the receiver never reads a cache line the sender is still filling.
 //
 // Room: the receiver publishes how many lines it consumed (`tail`) every eighth of the area
 // or when it finds nothing to read, not per message; the sender re-reads it only when its cached
@@ -52,7 +55,15 @@ namespace trnccl::transport::shm {
 inline constexpr uint32_t kLlDefaultThreshold = 512;
 inline constexpr uint64_t kLlHeaderLines = 1;
 inline constexpr uint64_t kLlLineBytes = 64;
-inline constexpr uint64_t kLlLineData = 56;  // the last 8 bytes are the flag
+inline constexpr uint64_t kLlLineData = 56;    // the last 8 bytes are the flag
+inline constexpr uint64_t kLlHeaderData = 40;  // the header line: tag, bytes and index, then data
+
+// Lines of a message of `bytes`: its header line (with the first kLlHeaderData bytes), then
+// the rest in lines of kLlLineData.
+inline constexpr uint64_t llMessageLines(uint64_t bytes) {
+  return kLlHeaderLines +
+         (bytes > kLlHeaderData ? (bytes - kLlHeaderData + kLlLineData - 1) / kLlLineData : 0);
+}
 
 // One line: words 0..6 data, word 7 the flag (sequence number).
 struct alignas(kLlLineBytes) LlLine {
@@ -73,7 +84,7 @@ struct LlArea {
   // The largest message the area carries. A message never spans more lines than the ring has:
   // its own older line in the same slot would carry the same sequence number.
   uint64_t maxBytes() const {
-    return count > kLlHeaderLines ? (count - kLlHeaderLines) * kLlLineData : 0;
+    return count > kLlHeaderLines ? kLlHeaderData + (count - kLlHeaderLines) * kLlLineData : 0;
   }
   LlLine& line(uint64_t i) const { return lines[i & (count - 1)]; }
 };
@@ -95,8 +106,9 @@ class LlWriter {
   LlWriter(LlArea area, DoorbellWord* peerBell);
   // `index`: the message's number on this connection, whichever path it takes.
   void begin(uint64_t tag, uint64_t bytes, uint64_t index);
-  // Writes the next payload bytes of the current message (`moved` of it already written); whole
-  // 56-byte lines only unless they end the message. Returns how many bytes were taken.
+  // Writes the next payload bytes of the current message (`moved` of it already written): the
+  // header line once its 40 bytes (or the whole message) are offered, then whole 56-byte lines
+  // only unless they end the message. Returns how many bytes were taken.
   size_t write(const std::byte* src, size_t bytes, uint64_t moved);
 
  private:
@@ -127,6 +139,9 @@ class LlReader {
   // Hands up to `max` ready bytes of the current message (`moved` of it already handed) to
   // `consume`; checks the header against `expected` (tag and bytes).
   Result<size_t> read(size_t max, uint64_t moved, uint64_t tag, const Consumer& consume);
+  // read() for a consumer that only copies: byte k of the message goes to dst[k], straight from
+  // the lines (no staging buffer, no consumer call).
+  Result<size_t> readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   bool headerSeen() const { return headerSeen_; }
   // Whether the next LL message to arrive is the connection's message `index`; fills `header`
   // with its tag and bytes as a begin record. For a receiver expecting that message on the
@@ -141,6 +156,14 @@ class LlReader {
   // The header of message `seq` at start_, as a begin record, if all of it arrived.
   bool header(uint32_t seq, Record& record, uint32_t& index) const;
   Result<bool> readHeader(uint64_t tag);
+  // Whether the current message arrived whole (its header checked); when not, the idle work.
+  Result<bool> arrived(uint64_t tag);
+  // Hands bytes [moved, moved + n) of the arrived message to put(offset, data, count), a line's
+  // piece at a time (data valid during the call only).
+  template <typename Put>
+  Status copyOut(uint64_t moved, size_t n, Put put) const;
+  // After bytes [0, done) of the message were handed out.
+  void handedOut(uint64_t done);
   // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle).
   void consumed(uint64_t tail);
   void publish();

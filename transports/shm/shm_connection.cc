@@ -303,6 +303,16 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
   return n;
 }
 
+Result<size_t> ShmConnection::recvInto(std::byte* dst, size_t max) {
+  if (!llRecv_) return Connection::recvInto(dst, max);
+  if (recv_.complete()) return size_t{0};
+  Result<size_t> n = llIn_.readInto(dst, recv_.clamp(max), recv_.moved(), recv_.tag());
+  if (!n) return n;
+  recv_.advance(*n);
+  if (*n == 0 && !llIn_.headerSeen()) TRN_TRY(checkOtherPath());
+  return n;
+}
+
 Result<size_t> ShmConnection::recvSome(size_t max, const Consumer& consume) {
   if (llRecv_) {
     if (recv_.complete()) return size_t{0};

@@ -67,6 +67,8 @@ class ShmConnection final : public Connection {
   Result<bool> sendDone() override;
   Status beginRecv(uint64_t tag, size_t bytes) override;
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  // An LL message goes from its lines into dst (no consumer built per poll); others as recvSome.
+  Result<size_t> recvInto(std::byte* dst, size_t max) override;
   Status checkPeer() override;
   int peer() const override { return link_.peer; }
   const char* transportName() const override { return "shm"; }

@@ -64,7 +64,8 @@ TEST(ShmLl, NegativeThresholdIsAnError) {
 
 // Thousands of messages each way, sizes 1 .. 600 (odd ones too) with a FIFO-size message mixed
 // in every 50th; the sender runs ahead of the receiver as far as the LL area lets it. With
-// 4 KiB FIFOs the LL area holds 8 lines: messages up to its maxBytes (392) fill it whole, so
+// 4 KiB FIFOs the LL area holds 8 lines: messages up to its maxBytes (432: a header line with
+// 40 bytes, 7 lines of 56) fill it whole, so
 // partial writes and the lazily published tail must keep both sides moving, and larger ones
 // take the FIFO.
 void streamBothWays(uint64_t fifoBytes, size_t count) {
@@ -89,8 +90,44 @@ TEST(ShmLl, ManyMessagesBackToBackBothWays) { streamBothWays(1 << 20, 4000); }
 
 TEST(ShmLl, SmallAreaCapsTheThreshold) {
   std::vector<std::byte> region(4096);
-  EXPECT_EQ(llArea(region.data(), region.size(), 1024).maxBytes(), 392u);
+  EXPECT_EQ(llArea(region.data(), region.size(), 1024).maxBytes(), 432u);
   streamBothWays(4096, 1000);
+}
+
+// The header line carries a message's first 40 bytes: up to 40 bytes is one line (one cache line
+// between the cores), 41 is two. An area of 8 lines takes eight 40-byte messages before its
+// reader consumes any, and four of 41 bytes; with a header line of its own, 40 bytes took two.
+TEST(ShmLl, MessagesOfUpTo40BytesTakeOneLine) {
+  EXPECT_EQ(llMessageLines(1), 1u);
+  EXPECT_EQ(llMessageLines(40), 1u);
+  EXPECT_EQ(llMessageLines(41), 2u);
+  EXPECT_EQ(llMessageLines(96), 2u);
+  EXPECT_EQ(llMessageLines(97), 3u);
+  for (size_t bytes : {size_t{40}, size_t{41}}) {
+    std::vector<std::byte> region(4096);
+    initLlArea(region.data(), region.size(), 1024);
+    const LlArea area = llArea(region.data(), region.size(), 1024);
+    ASSERT_EQ(area.count, 8u);
+    DoorbellWord bell;
+    LlWriter writer(area, &bell);
+    LlReader reader(area, &bell, 0);
+    std::vector<std::byte> out(bytes);
+    const size_t fit = bytes <= kLlHeaderData ? 8 : 4;
+    for (size_t i = 0; i <= fit; ++i) {
+      fillPattern(out, static_cast<int>(i));
+      writer.begin(0x100 + i, bytes, i + 1);
+      EXPECT_EQ(writer.write(out.data(), bytes, 0), i < fit ? bytes : 0u) << bytes << " B #" << i;
+    }
+    for (size_t i = 0; i < fit; ++i) {  // each comes back whole, in order
+      std::vector<std::byte> want(bytes), got(bytes);
+      fillPattern(want, static_cast<int>(i));
+      reader.begin(bytes);
+      Result<size_t> n = reader.readInto(got.data(), bytes, 0, 0x100 + i);
+      ASSERT_TRUE(n.isOk()) << n.status().message();
+      EXPECT_EQ(*n, bytes);
+      EXPECT_EQ(got, want) << bytes << " B #" << i;
+    }
+  }
 }
 
 // Sequence numbers are 32 bits and skip 0 (the value of never-written lines): start 20 short of
