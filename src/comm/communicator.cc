@@ -187,10 +187,12 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
 Status Communicator::waitIdle(Deadline deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   idleWaiters_.fetch_add(1, std::memory_order_seq_cst);
-  // Tasks end on other threads: begun_ first, so that ended_ never reads ahead of it.
+  // Tasks end on other threads: ended_ first. Each end counted had its begin happen before it,
+  // so the begun_ read after covers them and the difference never wraps (read the other way
+  // round, a task begun and ended between the two reads made it wrap: a spurious busy).
   auto inFlight = [this] {
-    const uint64_t begun = begun_.load(std::memory_order_seq_cst);
-    return begun - ended_.load(std::memory_order_seq_cst);
+    const uint64_t ended = ended_.load(std::memory_order_seq_cst);
+    return begun_.load(std::memory_order_seq_cst) - ended;
   };
   const bool idle = idle_.wait_until(lock, deadline.at(), [&] { return inFlight() == 0; });
   idleWaiters_.fetch_sub(1, std::memory_order_seq_cst);
