@@ -271,6 +271,23 @@ double directQueueUs(const CollArgs& a, const LinkModel& m, int local, int owner
               : 0);
 }
 
+// A direct round across instances on the modelled hardware, every rank sending to every other
+// at once: its messages to the `local` ranks of its instance make that instance's round (the
+// busiest resource's bytes, or the last to land of those its DMA queue issues), while those to
+// the `remote` ranks leave through its rail's NIC, whose send queue takes the rail's ranks'
+// messages one after another (a message's issue and its bytes apiece, as the simulator's NIC
+// charges them); they land the network's latency after. The two overlap: the round lasts the
+// longer. (The NIC no longer stands in for the local messages, nor torus hops for its bytes.)
+double directAcrossUs(const LinkModel& m, double bytesPerPeer, int local, int remote) {
+  double within = 0;
+  if (local > 1) {
+    within = std::max(m.directReachUs, m.intraLatencyUs + bytesPerPeer * m.directUsPerByte);
+  }
+  const double rail =
+      std::max(1, m.ranksPerRail) * remote * (m.messageUs + bytesPerPeer / (m.railBandwidth * 1e3));
+  return std::max(within, m.interLatencyUs + rail);
+}
+
 double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
                      OwnersRound kind) {
   const int n = a.nranks;
@@ -304,6 +321,12 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
       if (t != nullptr && t->bandwidthGBs > 0) {
         bytesUs = std::max(bytesUs, (n - 1) * bytesPerPeer / (t->bandwidthGBs * 1e3));
       }
+    }
+    // With a transport across instances (the emulation's tcp) the old form stays: its
+    // TransportCost terms were measured against it, and the library's picks there rest on them.
+    if (owners <= 0 && m.multiInstance && local < n && m.directUsPerByte > 0 &&
+        m.transports.inter == nullptr) {
+      return directAcrossUs(m, bytesPerPeer, local, n - local);
     }
     double issued = flat.latencyUs + directQueueUs(a, m, local, owners, kind);
     if (local == n && m.directReachUs > 0 && kind == OwnersRound::kFromOwners) {
