@@ -49,6 +49,10 @@ LinkModel withoutTransports(LinkModel m) {
 
 }  // namespace
 
+bool withTransports(const LinkModel& m) {
+  return m.transports.intra != nullptr || m.transports.inter != nullptr;
+}
+
 const TransportCost* transportCost(std::string_view transportName) {
   if (transportName == "shm") return &kShm;
   if (transportName == "tcp") return &kTcp;
@@ -147,6 +151,10 @@ double copyUs(const LinkModel& m, double bytes) {
   return bytes / (std::max(1e-9, gbs) * 1e3);
 }
 
+double ownBlockCopyUs(const CollArgs& a, const LinkModel& m) {
+  return a.coll == Collective::kAllGather ? copyUs(m, totalBytes(a) / std::max(1, a.nranks)) : 0;
+}
+
 double sharedReduceUs(const LinkModel& m, const LinkCost& link, double bytes) {
   const double transfer = bytes / (link.bandwidth * 1e3);
   const double own = transfer / std::max(1.0, link.sharers);
@@ -237,8 +245,14 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
   const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
   const double transportUs = t != nullptr ? std::min(t->latencyUs, link.latencyUs) : 0;
   // A slice's step: the rank's own link time, or, when its predecessor is later, the
-  // predecessor's message, the latency and the first piece (forwarded as it comes).
-  const double hop = m.messageUs + link.latencyUs - transportUs + moveUs(piece);
+  // predecessor's message, the latency and the first piece (forwarded as it comes). A
+  // reducing step forwards a piece once it has it all and reduced it: the piece's transfer and
+  // its reduction one after the other (the executor's and the simulator's rule), not the
+  // slower of the two.
+  const double pieceUs = withTransports(m)
+                             ? moveUs(piece)  // as the transport terms were measured
+                             : piece / (link.bandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
+  const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
   return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
 }
 
@@ -322,10 +336,8 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
         bytesUs = std::max(bytesUs, (n - 1) * bytesPerPeer / (t->bandwidthGBs * 1e3));
       }
     }
-    // With a transport across instances (the emulation's tcp) the old form stays: its
-    // TransportCost terms were measured against it, and the library's picks there rest on them.
     if (owners <= 0 && m.multiInstance && local < n && m.directUsPerByte > 0 &&
-        m.transports.inter == nullptr) {
+        !withTransports(m)) {
       return directAcrossUs(m, bytesPerPeer, local, n - local);
     }
     double issued = flat.latencyUs + directQueueUs(a, m, local, owners, kind);
@@ -374,43 +386,6 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
 
 double extraMessagesUs(const LinkModel& m, int messages) {
   return std::max(0, messages - 1) * m.messageUs;
-}
-
-double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
-                         const LinkModel& m) {
-  const double half = bytes / 2;
-  const double chunk = std::max(1.0, std::min(chunkBytes, half));
-  const double chunks = std::max(1.0, std::ceil(half / chunk));
-  double climb = 0, round = 0;
-  for (const TreeLevel& l : levels) {
-    const double perChunk = chunk / (l.link.bandwidth * 1e3);
-    const double received = std::max(perChunk, reduceUs(m, chunk));  // a child's chunk reduced
-    climb += m.messageUs + l.link.latencyUs + l.fanIn * received;
-    // A rank runs a round's steps one after another: interior in one tree it takes fanIn
-    // chunks up (reducing them) and sends fanIn down; a leaf of the other, one each way. And a
-    // round waits for its parent's previous one: a round trip on the level's link.
-    const double steps = l.fanIn * received + (l.fanIn + 2) * perChunk;
-    round = std::max(round, steps + (l.fanIn + 2) * m.messageUs + 2 * l.link.latencyUs);
-  }
-  return 2 * climb + (chunks - 1) * round;
-}
-
-double bruckPhase(const CollArgs& a, const LinkModel& m) {
-  const int n = a.nranks;
-  const double block = totalBytes(a) / n;
-  // Step k sends min(2^k, n - 2^k) blocks to the partner 2^k away while every rank does the
-  // same (levelLink); a range that wraps past the last block is two messages, one after the
-  // other (for the ranks whose range does).
-  double t = reduces(a.coll) ? copyUs(m, totalBytes(a)) : 0;  // to scratch
-  for (int d = 1, k = 0; d < n; d *= 2, ++k) {
-    const LinkCost link = levelLink(m, m.shiftPartners, k);
-    const int blocks = std::min(d, n - d);
-    const double wrapping = static_cast<double>(blocks - 1) / n;  // share of ranks sending two
-    const double bytes = blocks * block;
-    t += (1 + wrapping) * (m.messageUs + link.latencyUs) +
-         (reduces(a.coll) ? sharedReduceUs(m, link, bytes) : bytes / (link.bandwidth * 1e3));
-  }
-  return t;
 }
 
 }  // namespace trnccl::algorithms

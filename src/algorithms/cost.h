@@ -103,6 +103,13 @@ struct LinkModel {
   TransportTerms transports;
 };
 
+// Whether the emulation's transports price this communicator's links (the library's own
+// picks), not the modelled hardware alone (trnccl-sim, trnccl-topo, the tuner sweep). Where an
+// estimate follows the simulator more closely than the transport terms were measured against,
+// the form they were measured with stays for them: moving the library's picks over shm and tcp
+// needs measurements of the emulation, not the simulator (docs/SIMULATOR.md, eighth session).
+bool withTransports(const LinkModel& m);
+
 // One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us). When
 // `sharers` transfers cross it at once, `bandwidth` is each one's share: the link serves them
 // one after another, first come first served.
@@ -146,6 +153,10 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
 
 // What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
 double reduceUs(const LinkModel& m, double bytes);
+// An all-gather's copy of the rank's own block from sendbuff into place in recvbuff: every
+// all-gather algorithm runs it as a step of its own, before or after its transfers (out of
+// place; in place it is a no-op, which every candidate shares). 0 for the other collectives.
+double ownBlockCopyUs(const CollArgs& a, const LinkModel& m);
 // What copying `bytes` within a rank's memory costs it: a read and a write of HBM each, or the
 // emulation host's copy (TransportCost::copyGBs) where that is slower.
 double copyUs(const LinkModel& m, double bytes);

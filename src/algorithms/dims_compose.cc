@@ -242,7 +242,7 @@ double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const Lin
   // has both; the last dimension's all-reduce is one of each).
   const bool scatter = a.coll != Collective::kAllGather;
   const bool gather = a.coll != Collective::kReduceScatter;
-  double us = 0, bytes = totalBytes(a);
+  double us = ownBlockCopyUs(a, m), bytes = totalBytes(a);
   for (int d : dimsOrder(t)) {
     const RankDims::Dim& dim = t.dims[static_cast<size_t>(d)];
     const LinkCost link{dim.latencyUs, dim.bandwidth};

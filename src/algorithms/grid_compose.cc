@@ -97,7 +97,7 @@ double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col
   if (a.coll == Collective::kReduceScatter) {
     return phase(R, S / C, col, true) + R * phase(C, S / R, row, true);
   }
-  return phase(R, S / C, col, false) + R * phase(C, S / R, row, false);
+  return ownBlockCopyUs(a, m) + phase(R, S / C, col, false) + R * phase(C, S / R, row, false);
 }
 
 }  // namespace trnccl::algorithms
