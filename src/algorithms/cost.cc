@@ -324,8 +324,10 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
         m.multiInstance ? 1 : std::max(1.0, m.meshMaxHops > 0 ? m.meshMaxHops : hops);
     const LinkCost flat = over({hw.latencyUs * reach, hw.bandwidth / hops},
                                m.multiInstance ? m.transports.inter : m.transports.intra);
+    // The ranks a rank reaches through its DMA queue: its instance's, or every rank where the
+    // fabric joins the instances (LinkModel::directReachUs counts them alike).
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
-    const int local = instances != nullptr && !instances->rows.empty()
+    const int local = m.multiInstance && instances != nullptr && !instances->rows.empty()
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
     double bytesUs = (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
