@@ -256,7 +256,8 @@ struct TreeLevel {
 
 // A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
 // pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
-// (a message, the latency and fanIn chunks received and reduced per level, both ways). Then
+// (a message, the latency and fanIn chunks received and reduced per level, both ways), the
+// two trees' rounds on every rank one after the other (three climbs on its path). Then
 // every chunk index costs a round of the busiest level: its rank runs the round's steps one
 // after another (fanIn chunks up and fanIn down in its interior tree, one each way in the
 // other) and waits for its parent's previous round (a round trip on the link).

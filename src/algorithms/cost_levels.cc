@@ -23,7 +23,13 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
     const double steps = l.fanIn * received + (l.fanIn + 2) * perChunk;
     round = std::max(round, steps + (l.fanIn + 2) * m.messageUs + 2 * l.link.latencyUs);
   }
-  return 2 * climb + (chunks - 1) * round;
+  // Every rank runs its rounds of both trees one after another: a rank interior in one tree
+  // climbs it before its step as a leaf of the other, and takes the final chunk down one tree
+  // before the other, so a chunk's way up and down both trees meets about three climbs on its
+  // path, not two (a single chunk simulated at 1.5-1.6x the two). With transports the form the
+  // transport terms were measured against stays.
+  const double climbs = withTransports(m) ? 2 : 3;
+  return climbs * climb + (chunks - 1) * round;
 }
 
 double bruckPhase(const CollArgs& a, const LinkModel& m) {
