@@ -206,7 +206,11 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 }
 
 namespace {
-double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
+// What a flat ring runs: a reduce-scatter phase, an all-gather phase, or the fused all-reduce.
+enum class RingRun { kReduceScatter, kAllGather, kAllReduce };
+
+double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
+  const bool reduce = run != RingRun::kAllGather;
   const int channels = std::max(1, a.channels);
   LinkCost link = flatLink(m);
   // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen;
@@ -217,14 +221,47 @@ double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
   }
   link.latencyUs += transportMessagesUs(m, channels);  // each ring's message on the transport
   if (m.multiInstance) {
-    return channelsRingPhase(a.nranks, totalBytes(a), link, channels, reduce ? &m : nullptr);
+    const double rs = channelsRingPhase(a.nranks, totalBytes(a), link, channels, &m);
+    const double ag = channelsRingPhase(a.nranks, totalBytes(a), link, channels);
+    return run == RingRun::kAllReduce ? rs + ag : (reduce ? rs : ag);
   }
   // Within an instance: a ring over whole chips (ringStepLink).
   link = ringStepLink(m, link);
   link.latencyUs += (channels - 1) * kChannelStepUs;
+  if (run == RingRun::kAllReduce) {
+    return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);
+  }
   return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
 }
 }  // namespace
+
+double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind) {
+  const double piece = std::min(slice, kForwardPieceBytes);
+  const double sent = m.messageUs + slice / (link.bandwidth * 1e3);
+  const double arrive = m.messageUs + link.latencyUs, landed = sent + link.latencyUs;
+  if (kind == PairSlice::kCopy) return landed;
+  // Reduced as it streams in, from when the step begins (the send is over) or the data
+  // arrives, whichever is later, and no earlier than a piece after the last byte landed.
+  const double reduced =
+      std::max(landed + reduceUs(m, piece), std::max(arrive, sent) + reduceUs(m, slice));
+  if (kind == PairSlice::kReduce) return reduced;
+  // The fused all-reduce forwards the final slice as it reduces it; the peer's lands a piece
+  // and a latency after.
+  return reduced + piece / (link.bandwidth * 1e3) + link.latencyUs;
+}
+
+double pipelinedRingAllReduce(const CollArgs& a, const LinkModel& m, int k, double bytes,
+                              LinkCost link) {
+  if (k == 2 && !withTransports(m)) {
+    const double step = bytes / k;
+    const double slice =
+        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+    const double slices = slice > 0 ? std::ceil(step / slice) : 1;
+    return slices * pairSliceUs(m, slice, link, PairSlice::kAllReduce);
+  }
+  return pipelinedRingPhase(a, m, k, bytes, link, true) +
+         pipelinedRingPhase(a, m, k, bytes, link, false);
+}
 
 double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
                           bool reduce) {
@@ -237,6 +274,9 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
     const double us = b / (link.bandwidth * 1e3);
     return reduce ? std::max(us, reduceUs(m, b)) : us;
   };
+  if (k == 2 && !withTransports(m)) {
+    return slices * pairSliceUs(m, slice, link, reduce ? PairSlice::kReduce : PairSlice::kCopy);
+  }
   // The transport's latency (a wake-up, a system call) is paid once per step, by its first
   // slice: the executor hands a step's slices to the connection back to back (a step is over
   // once the transport took its bytes; a connection holds four slices), so the receiver, busy
@@ -257,11 +297,12 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
 }
 
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
-  return flatRing(a, m, a.coll == Collective::kReduceScatter);
+  return flatRing(
+      a, m, a.coll == Collective::kReduceScatter ? RingRun::kReduceScatter : RingRun::kAllGather);
 }
 
 double flatRingAllReduce(const CollArgs& a, const LinkModel& m) {
-  return flatRing(a, m, true) + flatRing(a, m, false);
+  return flatRing(a, m, RingRun::kAllReduce);
 }
 
 namespace {

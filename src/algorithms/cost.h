@@ -197,6 +197,19 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
                           bool reduce);
 
+// A ring of two members forwards nothing: a slice's send and its receive are steps of their
+// own, so the next slice leaves once this one is in (the schedule's order, not a pipeline).
+// What one slice costs: its message and transfer, then the peer's landing a latency later
+// (kCopy); received and reduced as it streams in (kReduce); and in the fused all-reduce, the
+// final slice forwarded as it is reduced and the peer's landing (kAllReduce).
+enum class PairSlice { kCopy, kReduce, kAllReduce };
+double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind);
+
+// The fused ring all-reduce (ringAllReduceSteps) over k members: a pipelined reduce-scatter
+// phase and all-gather phase; between two members, slice by slice (pairSliceUs).
+double pipelinedRingAllReduce(const CollArgs& a, const LinkModel& m, int k, double bytes,
+                              LinkCost link);
+
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
 double flatPhase(const CollArgs& a, const LinkModel& m);
