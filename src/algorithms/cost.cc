@@ -213,6 +213,25 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
   const bool reduce = run != RingRun::kAllGather;
   const int channels = std::max(1, a.channels);
   LinkCost link = flatLink(m);
+  const int instances = a.shape != nullptr ? a.shape->instances.numRows() : 0;
+  if (m.multiInstance && instances > 1 && !withTransports(m)) {
+    // An instance's ranks are consecutive in the ring, so it crosses the network once per
+    // instance, the crossing rank alone on its rail's NIC, and steps along the instance's
+    // chips in between: its steps' latency is their average (as torus2d's columns), its
+    // bandwidth the slower of the NIC's (shared by the channels) and the instance's ring.
+    LinkCost within = intraLink(m);
+    if (m.ranksPerChip > 1) {
+      within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
+    }
+    const LinkCost steps = ringStepLink(m, within);
+    link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
+            std::min(within.bandwidth, m.railBandwidth / channels)};
+    link.latencyUs += (channels - 1) * kChannelStepUs;
+    if (run == RingRun::kAllReduce) {
+      return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);
+    }
+    return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
+  }
   // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen;
   // nor a rank's DMA queue, which every ring's step within the chip takes.
   if (m.multiInstance) link.bandwidth /= channels;
@@ -234,67 +253,6 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
   return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
 }
 }  // namespace
-
-double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind) {
-  const double piece = std::min(slice, kForwardPieceBytes);
-  const double sent = m.messageUs + slice / (link.bandwidth * 1e3);
-  const double arrive = m.messageUs + link.latencyUs, landed = sent + link.latencyUs;
-  if (kind == PairSlice::kCopy) return landed;
-  // Reduced as it streams in, from when the step begins (the send is over) or the data
-  // arrives, whichever is later, and no earlier than a piece after the last byte landed.
-  const double reduced =
-      std::max(landed + reduceUs(m, piece), std::max(arrive, sent) + reduceUs(m, slice));
-  if (kind == PairSlice::kReduce) return reduced;
-  // The fused all-reduce forwards the final slice as it reduces it; the peer's lands a piece
-  // and a latency after.
-  return reduced + piece / (link.bandwidth * 1e3) + link.latencyUs;
-}
-
-double pipelinedRingAllReduce(const CollArgs& a, const LinkModel& m, int k, double bytes,
-                              LinkCost link) {
-  if (k == 2 && !withTransports(m)) {
-    const double step = bytes / k;
-    const double slice =
-        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
-    const double slices = slice > 0 ? std::ceil(step / slice) : 1;
-    return slices * pairSliceUs(m, slice, link, PairSlice::kAllReduce);
-  }
-  return pipelinedRingPhase(a, m, k, bytes, link, true) +
-         pipelinedRingPhase(a, m, k, bytes, link, false);
-}
-
-double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
-                          bool reduce) {
-  if (k <= 1) return 0;
-  const double step = bytes / k;
-  const double slice = a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
-  const double slices = slice > 0 ? std::ceil(step / slice) : 1;
-  const double piece = std::min(slice, kForwardPieceBytes);
-  auto moveUs = [&](double b) {
-    const double us = b / (link.bandwidth * 1e3);
-    return reduce ? std::max(us, reduceUs(m, b)) : us;
-  };
-  if (k == 2 && !withTransports(m)) {
-    return slices * pairSliceUs(m, slice, link, reduce ? PairSlice::kReduce : PairSlice::kCopy);
-  }
-  // The transport's latency (a wake-up, a system call) is paid once per step, by its first
-  // slice: the executor hands a step's slices to the connection back to back (a step is over
-  // once the transport took its bytes; a connection holds four slices), so the receiver, busy
-  // with the previous slice, finds the next one there. The hardware's latency is paid by every
-  // slice that waits for its predecessor.
-  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
-  const double transportUs = t != nullptr ? std::min(t->latencyUs, link.latencyUs) : 0;
-  // A slice's step: the rank's own link time, or, when its predecessor is later, the
-  // predecessor's message, the latency and the first piece (forwarded as it comes). A
-  // reducing step forwards a piece once it has it all and reduced it: the piece's transfer and
-  // its reduction one after the other (the executor's and the simulator's rule), not the
-  // slower of the two.
-  const double pieceUs = withTransports(m)
-                             ? moveUs(piece)  // as the transport terms were measured
-                             : piece / (link.bandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
-  const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
-  return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
-}
 
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
   return flatRing(
