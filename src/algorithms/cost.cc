@@ -224,8 +224,12 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
       within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
     }
     const LinkCost steps = ringStepLink(m, within);
+    const double rail = m.railBandwidth / channels;
     link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
-            std::min(within.bandwidth, m.railBandwidth / channels)};
+            std::min(within.bandwidth, rail)};
+    // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
+    // others.
+    link.stepBandwidth = a.nranks / (instances / rail + (a.nranks - instances) / within.bandwidth);
     link.latencyUs += (channels - 1) * kChannelStepUs;
     if (run == RingRun::kAllReduce) {
       return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);

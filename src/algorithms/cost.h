@@ -117,6 +117,10 @@ struct LinkCost {
   double latencyUs;
   double bandwidth;
   double sharers = 1;
+  // A ring whose steps cross links of different speeds: the rate at which a piece crosses its
+  // average step (bandwidth stays the slowest step's, which bounds a rank's own slice). 0: the
+  // same as bandwidth.
+  double stepBandwidth = 0;
 };
 
 LinkCost intraLink(const LinkModel& m);  // within an instance

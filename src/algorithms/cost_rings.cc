@@ -61,9 +61,10 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
   // reducing step forwards a piece once it has it all and reduced it: the piece's transfer and
   // its reduction one after the other (the executor's and the simulator's rule), not the
   // slower of the two.
+  const double stepBandwidth = link.stepBandwidth > 0 ? link.stepBandwidth : link.bandwidth;
   const double pieceUs = withTransports(m)
                              ? moveUs(piece)  // as the transport terms were measured
-                             : piece / (link.bandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
+                             : piece / (stepBandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
   const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
   return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
 }
