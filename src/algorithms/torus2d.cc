@@ -17,6 +17,10 @@ LinkCost columnLink(const CollArgs& a, const LinkModel& m) {
   const int instances = a.shape ? a.shape->instances.numRows() : 0;
   if (!m.multiInstance || withTransports(m) || instances < 2 || rows <= instances) return link;
   link.latencyUs = (instances * link.latencyUs + (rows - instances) * m.intraLatencyUs) / rows;
+  // A piece crosses the network at the instances' crossings, NeuronLinks at the other steps
+  // (LinkCost::stepBandwidth, as the flat ring across instances).
+  link.stepBandwidth =
+      rows / (instances / link.bandwidth + (rows - instances) / intraLink(m).bandwidth);
   return link;
 }
 using Torus2d = GridAlgorithm<kName, &Shape::torus, columnLink>;
