@@ -7,7 +7,7 @@ table, and with --estimates every algorithm's estimate against its simulated tim
 cost model is off, by how much).
 
 Usage: perf/sim/tuner_grid.py [--sim build/tools/trnccl-sim/trnccl-sim] [--estimates]
-       [--only SUBSTRING] [--jobs 2] [--sweep [--log FILE]]
+       [--only SUBSTRING] [--jobs 2] [--sweep [--log FILE] [--min-ranks N] [--max-ranks N]]
 The grid below takes about 25 s of CPU on the 2-core machine; the CTest
 tools.trnccl_sim.tuner_grid runs the cases of it that are right.
 
@@ -52,11 +52,13 @@ def topo_ranks(topo_tool, name):
     raise RuntimeError(f"no rank counts in trnccl-topo {name}")
 
 
-def sweep_jobs(topo_tool):
+def sweep_jobs(topo_tool, min_ranks, max_ranks):
     names = subprocess.run([topo_tool, "--list"], check=True, capture_output=True,
                            text=True).stdout.split()
     jobs = []
     for n in SWEEP_RANKS:
+        if n < min_ranks or n > max_ranks:
+            continue
         for name in names:
             per, total = topo_ranks(topo_tool, name)
             if n <= total:
@@ -100,9 +102,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--log", default="")
+    ap.add_argument("--save", default="",
+                    help="append every job's rows as one JSON line per job and collective")
+    ap.add_argument("--factor", default="",
+                    help="--sweep: sizes 8 B to 1 GiB by this factor instead of the five")
+    ap.add_argument("--min-ranks", type=int, default=0, help="--sweep: rank counts from")
+    ap.add_argument("--max-ranks", type=int, default=1 << 30, help="--sweep: rank counts up to")
     a = ap.parse_args()
     topo_tool = os.path.join(os.path.dirname(os.path.dirname(a.sim)), "trnccl-topo", "trnccl-topo")
-    jobs, sizes = (sweep_jobs(topo_tool), SWEEP_SIZES) if a.sweep else (JOBS, GRID_SIZES)
+    if a.sweep:
+        jobs = sweep_jobs(topo_tool, a.min_ranks, a.max_ranks)
+        sizes = [("8", "1G", a.factor)] if a.factor else SWEEP_SIZES
+    else:
+        jobs, sizes = JOBS, GRID_SIZES
     misses, right = [], []
     for job in jobs:
         for coll in COLLS:
@@ -114,6 +126,9 @@ def main():
                 print(f"{job}: no path between its ranks in the description, skipped",
                       file=sys.stderr)
                 break
+            if a.save:
+                with open(a.save, "a") as fh:
+                    fh.write(json.dumps({"job": job, "coll": coll, "rows": j["rows"]}) + "\n")
             ok = True
             for row in j["rows"]:
                 ran = [c for c in row["results"] if c["ran"]]

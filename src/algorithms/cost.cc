@@ -49,6 +49,10 @@ LinkModel withoutTransports(LinkModel m) {
 
 }  // namespace
 
+bool withTransports(const LinkModel& m) {
+  return m.transports.intra != nullptr || m.transports.inter != nullptr;
+}
+
 const TransportCost* transportCost(std::string_view transportName) {
   if (transportName == "shm") return &kShm;
   if (transportName == "tcp") return &kTcp;
@@ -147,6 +151,10 @@ double copyUs(const LinkModel& m, double bytes) {
   return bytes / (std::max(1e-9, gbs) * 1e3);
 }
 
+double ownBlockCopyUs(const CollArgs& a, const LinkModel& m) {
+  return a.coll == Collective::kAllGather ? copyUs(m, totalBytes(a) / std::max(1, a.nranks)) : 0;
+}
+
 double sharedReduceUs(const LinkModel& m, const LinkCost& link, double bytes) {
   const double transfer = bytes / (link.bandwidth * 1e3);
   const double own = transfer / std::max(1.0, link.sharers);
@@ -198,9 +206,36 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 }
 
 namespace {
-double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
+// What a flat ring runs: a reduce-scatter phase, an all-gather phase, or the fused all-reduce.
+enum class RingRun { kReduceScatter, kAllGather, kAllReduce };
+
+double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
+  const bool reduce = run != RingRun::kAllGather;
   const int channels = std::max(1, a.channels);
   LinkCost link = flatLink(m);
+  const int instances = a.shape != nullptr ? a.shape->instances.numRows() : 0;
+  if (m.multiInstance && instances > 1 && !withTransports(m)) {
+    // An instance's ranks are consecutive in the ring, so it crosses the network once per
+    // instance, the crossing rank alone on its rail's NIC, and steps along the instance's
+    // chips in between: its steps' latency is their average (as torus2d's columns), its
+    // bandwidth the slower of the NIC's (shared by the channels) and the instance's ring.
+    LinkCost within = intraLink(m);
+    if (m.ranksPerChip > 1) {
+      within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
+    }
+    const LinkCost steps = ringStepLink(m, within);
+    const double rail = m.railBandwidth / channels;
+    link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
+            std::min(within.bandwidth, rail)};
+    // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
+    // others.
+    link.stepBandwidth = a.nranks / (instances / rail + (a.nranks - instances) / within.bandwidth);
+    link.latencyUs += (channels - 1) * kChannelStepUs;
+    if (run == RingRun::kAllReduce) {
+      return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);
+    }
+    return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
+  }
   // Across instances the per-rank EFA share is the bottleneck, which more rings don't widen;
   // nor a rank's DMA queue, which every ring's step within the chip takes.
   if (m.multiInstance) link.bandwidth /= channels;
@@ -209,45 +244,27 @@ double flatRing(const CollArgs& a, const LinkModel& m, bool reduce) {
   }
   link.latencyUs += transportMessagesUs(m, channels);  // each ring's message on the transport
   if (m.multiInstance) {
-    return channelsRingPhase(a.nranks, totalBytes(a), link, channels, reduce ? &m : nullptr);
+    const double rs = channelsRingPhase(a.nranks, totalBytes(a), link, channels, &m);
+    const double ag = channelsRingPhase(a.nranks, totalBytes(a), link, channels);
+    return run == RingRun::kAllReduce ? rs + ag : (reduce ? rs : ag);
   }
   // Within an instance: a ring over whole chips (ringStepLink).
   link = ringStepLink(m, link);
   link.latencyUs += (channels - 1) * kChannelStepUs;
+  if (run == RingRun::kAllReduce) {
+    return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);
+  }
   return pipelinedRingPhase(a, m, a.nranks, totalBytes(a) / channels, link, reduce);
 }
 }  // namespace
 
-double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
-                          bool reduce) {
-  if (k <= 1) return 0;
-  const double step = bytes / k;
-  const double slice = a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
-  const double slices = slice > 0 ? std::ceil(step / slice) : 1;
-  const double piece = std::min(slice, kForwardPieceBytes);
-  auto moveUs = [&](double b) {
-    const double us = b / (link.bandwidth * 1e3);
-    return reduce ? std::max(us, reduceUs(m, b)) : us;
-  };
-  // The transport's latency (a wake-up, a system call) is paid once per step, by its first
-  // slice: the executor hands a step's slices to the connection back to back (a step is over
-  // once the transport took its bytes; a connection holds four slices), so the receiver, busy
-  // with the previous slice, finds the next one there. The hardware's latency is paid by every
-  // slice that waits for its predecessor.
-  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
-  const double transportUs = t != nullptr ? std::min(t->latencyUs, link.latencyUs) : 0;
-  // A slice's step: the rank's own link time, or, when its predecessor is later, the
-  // predecessor's message, the latency and the first piece (forwarded as it comes).
-  const double hop = m.messageUs + link.latencyUs - transportUs + moveUs(piece);
-  return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
-}
-
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
-  return flatRing(a, m, a.coll == Collective::kReduceScatter);
+  return flatRing(
+      a, m, a.coll == Collective::kReduceScatter ? RingRun::kReduceScatter : RingRun::kAllGather);
 }
 
 double flatRingAllReduce(const CollArgs& a, const LinkModel& m) {
-  return flatRing(a, m, true) + flatRing(a, m, false);
+  return flatRing(a, m, RingRun::kAllReduce);
 }
 
 namespace {
@@ -269,6 +286,23 @@ double directQueueUs(const CollArgs& a, const LinkModel& m, int local, int owner
          (m.multiInstance
               ? std::clamp(owners, 1, std::max(1, m.ranksPerRail)) * extraMessagesUs(m, remote + 1)
               : 0);
+}
+
+// A direct round across instances on the modelled hardware, every rank sending to every other
+// at once: its messages to the `local` ranks of its instance make that instance's round (the
+// busiest resource's bytes, or the last to land of those its DMA queue issues), while those to
+// the `remote` ranks leave through its rail's NIC, whose send queue takes the rail's ranks'
+// messages one after another (a message's issue and its bytes apiece, as the simulator's NIC
+// charges them); they land the network's latency after. The two overlap: the round lasts the
+// longer. (The NIC no longer stands in for the local messages, nor torus hops for its bytes.)
+double directAcrossUs(const LinkModel& m, double bytesPerPeer, int local, int remote) {
+  double within = 0;
+  if (local > 1) {
+    within = std::max(m.directReachUs, m.intraLatencyUs + bytesPerPeer * m.directUsPerByte);
+  }
+  const double rail =
+      std::max(1, m.ranksPerRail) * remote * (m.messageUs + bytesPerPeer / (m.railBandwidth * 1e3));
+  return std::max(within, m.interLatencyUs + rail);
 }
 
 double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
@@ -293,8 +327,10 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
         m.multiInstance ? 1 : std::max(1.0, m.meshMaxHops > 0 ? m.meshMaxHops : hops);
     const LinkCost flat = over({hw.latencyUs * reach, hw.bandwidth / hops},
                                m.multiInstance ? m.transports.inter : m.transports.intra);
+    // The ranks a rank reaches through its DMA queue: its instance's, or every rank where the
+    // fabric joins the instances (LinkModel::directReachUs counts them alike).
     const Grid* instances = a.shape != nullptr ? &a.shape->instances : nullptr;
-    const int local = instances != nullptr && !instances->rows.empty()
+    const int local = m.multiInstance && instances != nullptr && !instances->rows.empty()
                           ? static_cast<int>(instances->rows[0].size())
                           : n;
     double bytesUs = (n - 1) * bytesPerPeer / (flat.bandwidth * 1e3);
@@ -304,6 +340,10 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
       if (t != nullptr && t->bandwidthGBs > 0) {
         bytesUs = std::max(bytesUs, (n - 1) * bytesPerPeer / (t->bandwidthGBs * 1e3));
       }
+    }
+    if (owners <= 0 && m.multiInstance && local < n && m.directUsPerByte > 0 &&
+        !withTransports(m)) {
+      return directAcrossUs(m, bytesPerPeer, local, n - local);
     }
     double issued = flat.latencyUs + directQueueUs(a, m, local, owners, kind);
     if (local == n && m.directReachUs > 0 && kind == OwnersRound::kFromOwners) {
@@ -351,43 +391,6 @@ double switchRound(const LinkModel& m, DirectPeers peers, double bytesPerPeer) {
 
 double extraMessagesUs(const LinkModel& m, int messages) {
   return std::max(0, messages - 1) * m.messageUs;
-}
-
-double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
-                         const LinkModel& m) {
-  const double half = bytes / 2;
-  const double chunk = std::max(1.0, std::min(chunkBytes, half));
-  const double chunks = std::max(1.0, std::ceil(half / chunk));
-  double climb = 0, round = 0;
-  for (const TreeLevel& l : levels) {
-    const double perChunk = chunk / (l.link.bandwidth * 1e3);
-    const double received = std::max(perChunk, reduceUs(m, chunk));  // a child's chunk reduced
-    climb += m.messageUs + l.link.latencyUs + l.fanIn * received;
-    // A rank runs a round's steps one after another: interior in one tree it takes fanIn
-    // chunks up (reducing them) and sends fanIn down; a leaf of the other, one each way. And a
-    // round waits for its parent's previous one: a round trip on the level's link.
-    const double steps = l.fanIn * received + (l.fanIn + 2) * perChunk;
-    round = std::max(round, steps + (l.fanIn + 2) * m.messageUs + 2 * l.link.latencyUs);
-  }
-  return 2 * climb + (chunks - 1) * round;
-}
-
-double bruckPhase(const CollArgs& a, const LinkModel& m) {
-  const int n = a.nranks;
-  const double block = totalBytes(a) / n;
-  // Step k sends min(2^k, n - 2^k) blocks to the partner 2^k away while every rank does the
-  // same (levelLink); a range that wraps past the last block is two messages, one after the
-  // other (for the ranks whose range does).
-  double t = reduces(a.coll) ? copyUs(m, totalBytes(a)) : 0;  // to scratch
-  for (int d = 1, k = 0; d < n; d *= 2, ++k) {
-    const LinkCost link = levelLink(m, m.shiftPartners, k);
-    const int blocks = std::min(d, n - d);
-    const double wrapping = static_cast<double>(blocks - 1) / n;  // share of ranks sending two
-    const double bytes = blocks * block;
-    t += (1 + wrapping) * (m.messageUs + link.latencyUs) +
-         (reduces(a.coll) ? sharedReduceUs(m, link, bytes) : bytes / (link.bandwidth * 1e3));
-  }
-  return t;
 }
 
 }  // namespace trnccl::algorithms

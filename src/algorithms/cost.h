@@ -103,6 +103,13 @@ struct LinkModel {
   TransportTerms transports;
 };
 
+// Whether the emulation's transports price this communicator's links (the library's own
+// picks), not the modelled hardware alone (trnccl-sim, trnccl-topo, the tuner sweep). Where an
+// estimate follows the simulator more closely than the transport terms were measured against,
+// the form they were measured with stays for them: moving the library's picks over shm and tcp
+// needs measurements of the emulation, not the simulator (docs/SIMULATOR.md, eighth session).
+bool withTransports(const LinkModel& m);
+
 // One class of link: latency per transfer, and bandwidth in GB/s (= 1e3 bytes per us). When
 // `sharers` transfers cross it at once, `bandwidth` is each one's share: the link serves them
 // one after another, first come first served.
@@ -110,6 +117,10 @@ struct LinkCost {
   double latencyUs;
   double bandwidth;
   double sharers = 1;
+  // A ring whose steps cross links of different speeds: the rate at which a piece crosses its
+  // average step (bandwidth stays the slowest step's, which bounds a rank's own slice). 0: the
+  // same as bandwidth.
+  double stepBandwidth = 0;
 };
 
 LinkCost intraLink(const LinkModel& m);  // within an instance
@@ -146,6 +157,10 @@ LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLe
 
 // What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
 double reduceUs(const LinkModel& m, double bytes);
+// An all-gather's copy of the rank's own block from sendbuff into place in recvbuff: every
+// all-gather algorithm runs it as a step of its own, before or after its transfers (out of
+// place; in place it is a no-op, which every candidate shares). 0 for the other collectives.
+double ownBlockCopyUs(const CollArgs& a, const LinkModel& m);
 // What copying `bytes` within a rank's memory costs it: a read and a write of HBM each, or the
 // emulation host's copy (TransportCost::copyGBs) where that is slower.
 double copyUs(const LinkModel& m, double bytes);
@@ -185,6 +200,19 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 // back to back, so only the first waits for the receiver to notice.
 double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
                           bool reduce);
+
+// A ring of two members forwards nothing: a slice's send and its receive are steps of their
+// own, so the next slice leaves once this one is in (the schedule's order, not a pipeline).
+// What one slice costs: its message and transfer, then the peer's landing a latency later
+// (kCopy); received and reduced as it streams in (kReduce); and in the fused all-reduce, the
+// final slice forwarded as it is reduced and the peer's landing (kAllReduce).
+enum class PairSlice { kCopy, kReduce, kAllReduce };
+double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind);
+
+// The fused ring all-reduce (ringAllReduceSteps) over k members: a pipelined reduce-scatter
+// phase and all-gather phase; between two members, slice by slice (pairSliceUs).
+double pipelinedRingAllReduce(const CollArgs& a, const LinkModel& m, int k, double bytes,
+                              LinkCost link);
 
 // One phase of n-1 steps of S/n over the flat link, all ranks in a ring: the model's figure for
 // the chains and the pairwise exchange.
@@ -245,7 +273,8 @@ struct TreeLevel {
 
 // A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
 // pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
-// (a message, the latency and fanIn chunks received and reduced per level, both ways). Then
+// (a message, the latency and fanIn chunks received and reduced per level, both ways), the
+// two trees' rounds on every rank one after the other (three climbs on its path). Then
 // every chunk index costs a round of the busiest level: its rank runs the round's steps one
 // after another (fanIn chunks up and fanIn down in its interior tree, one each way in the
 // other) and waits for its parent's previous round (a round trip on the link).

@@ -242,11 +242,14 @@ double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const Lin
   // has both; the last dimension's all-reduce is one of each).
   const bool scatter = a.coll != Collective::kAllGather;
   const bool gather = a.coll != Collective::kReduceScatter;
-  double us = 0, bytes = totalBytes(a);
-  for (int d : dimsOrder(t)) {
+  double us = ownBlockCopyUs(a, m), bytes = totalBytes(a);
+  const std::vector<int> order = dimsOrder(t);
+  for (int d : order) {
     const RankDims::Dim& dim = t.dims[static_cast<size_t>(d)];
     const LinkCost link{dim.latencyUs, dim.bandwidth};
-    if (phase == Phase::kRing) {
+    if (phase == Phase::kRing && scatter && gather && d == order.back()) {
+      us += pipelinedRingAllReduce(a, m, dim.size, bytes, link);  // fused (ringAllReduce)
+    } else if (phase == Phase::kRing) {
       if (scatter) us += pipelinedRingPhase(a, m, dim.size, bytes, link, true);
       if (gather) us += pipelinedRingPhase(a, m, dim.size, bytes, link, false);
     } else {

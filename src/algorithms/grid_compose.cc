@@ -90,14 +90,16 @@ double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col
     return pipelinedRingPhase(a, m, k, bytes, link, reduce);
   };
   if (a.coll == Collective::kAllReduce) {
-    return phase(C, S, row, true) + phase(C, S, row, false) + phase(R, S / C, col, true) +
-           phase(R, S / C, col, false);
+    // The rows' reduce-scatter and all-gather are rings of their own; the column's
+    // all-reduce is the fused ring (pipelinedRingAllReduce).
+    return phase(C, S, row, true) + phase(C, S, row, false) +
+           pipelinedRingAllReduce(a, m, R, S / C, col);
   }
   // One row ring per row's blocks (S / R each), one after another.
   if (a.coll == Collective::kReduceScatter) {
     return phase(R, S / C, col, true) + R * phase(C, S / R, row, true);
   }
-  return phase(R, S / C, col, false) + R * phase(C, S / R, row, false);
+  return ownBlockCopyUs(a, m) + phase(R, S / C, col, false) + R * phase(C, S / R, row, false);
 }
 
 }  // namespace trnccl::algorithms

@@ -15,7 +15,8 @@ namespace {
 
 constexpr char kName[] = "hierarchical";
 // Rows are instances (intra-instance links), columns rails across them (the network).
-using Hierarchical = GridAlgorithm<kName, &Shape::instances, interLink>;
+LinkCost railLink(const CollArgs&, const LinkModel& m) { return interLink(m); }
+using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink>;
 
 struct InterStep {
   bool tree;
@@ -34,10 +35,17 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   return tree < ring ? InterStep{true, tree} : InterStep{false, ring};
 }
 
+// The rows' reduce-scatter and all-gather are pipelined rings over the instance's whole chips,
+// as the grid compositions' rows (gridEstimate), around the inter-instance step.
 double allReduceEstimate(const CollArgs& a, const LinkModel& m) {
   const int C = Hierarchical::grid(a).numCols();
-  return ringReducePhase(C, totalBytes(a), intraLink(m), m) +
-         ringPhase(C, totalBytes(a), intraLink(m)) + interStep(a, m).us;
+  if (withTransports(m)) {  // the form the transport terms were measured against
+    return ringReducePhase(C, totalBytes(a), intraLink(m), m) +
+           ringPhase(C, totalBytes(a), intraLink(m)) + interStep(a, m).us;
+  }
+  const LinkCost row = ringStepLink(m, intraLink(m));
+  return pipelinedRingPhase(a, m, C, totalBytes(a), row, true) +
+         pipelinedRingPhase(a, m, C, totalBytes(a), row, false) + interStep(a, m).us;
 }
 
 schedule::Schedule allReduce(const CollArgs& a) {

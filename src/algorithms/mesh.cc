@@ -106,7 +106,8 @@ const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = directBlockRound,
+    .estimate = [](const CollArgs& a,
+                   const LinkModel& m) { return directBlockRound(a, m) + ownBlockCopyUs(a, m); },
     .usesChannels = false,
     .build = allGather,
 };

@@ -115,15 +115,21 @@ schedule::Schedule reduce(const CollArgs& a) {
   return s;
 }
 
-// One direct round per slice of the reduce-scatter (the first carries the bytes' time, the
-// others their latency and messages), each followed by the owner's n - 1 folds of the slice,
-// local reductions one after another.
+// One direct round per slice of the reduce-scatter, each followed by the owner's n - 1 folds
+// of the slice, local reductions one after another; the next round's group begins after them,
+// and rank 0 (out of place) first copies its own slice into place, which its peers' rounds
+// wait for. So the rounds do not overlap the folds.
 double foldPhase(const CollArgs& a, const LinkModel& m) {
   const double round = static_cast<double>(roundElems(a) * device::dataTypeSize(a.type));
   const double block = totalBytes(a) / a.nranks;
   const double rounds = std::max(1.0, std::ceil(block / round));
-  return directBlockRound(a, m) + (rounds - 1) * directRound(a, m, 0) +
-         reduceUs(m, (a.nranks - 1) * block);
+  if (withTransports(m)) {  // the form the transport terms were measured against
+    return directBlockRound(a, m) + (rounds - 1) * directRound(a, m, 0) +
+           reduceUs(m, (a.nranks - 1) * block);
+  }
+  const double slice = std::min(round, block);
+  return rounds *
+         (copyUs(m, slice) + directRound(a, m, slice) + reduceUs(m, (a.nranks - 1) * slice));
 }
 
 }  // namespace

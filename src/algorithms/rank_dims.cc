@@ -53,8 +53,15 @@ std::vector<int> RankDims::line(int rank, int d) const {
 RankDims RankDims::merged(int d) const {
   RankDims out = *this;
   const Dim &a = dims[d], &b = dims[d + 1];
-  out.dims[d] =
-      Dim{a.size * b.size, std::max(a.latencyUs, b.latencyUs), std::min(a.bandwidth, b.bandwidth)};
+  // A dimension of one coordinate has no links to cross (one server of a switch: its higher
+  // tier is never used).
+  if (a.size == 1 || b.size == 1) {
+    out.dims[d] = b.size == 1 ? a : b;
+    out.dims[d].size = a.size * b.size;
+  } else {
+    out.dims[d] = Dim{a.size * b.size, std::max(a.latencyUs, b.latencyUs),
+                      std::min(a.bandwidth, b.bandwidth)};
+  }
   out.dims.erase(out.dims.begin() + d + 1);
   return out;
 }

@@ -23,11 +23,10 @@ algorithms::Grid gridOf(const std::vector<topology::Group>& rows) {
   return g;
 }
 
-// Average hops of a direct transfer between ranks of one instance (at least 1).
-double averageHops(const topology::Topology& topo, const topology::Layout& layout) {
+// Average hops of a direct transfer between the first n ranks (at least 1).
+double averageHops(const topology::Topology& topo, const topology::Layout& layout, int n) {
   double hops = 0;
   int pairs = 0;
-  const int n = std::min(layout.nranks, layout.ranksPerInstance);
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
       if (auto route = topology::routeBetweenRanks(topo, layout, a, b)) {
@@ -39,15 +38,14 @@ double averageHops(const topology::Topology& topo, const topology::Layout& layou
   return pairs > 0 ? hops / pairs : 1.0;
 }
 
-// A direct round among one instance's ranks, every rank sending to every other at once, as the
+// A direct round among the first n ranks, every rank sending to every other at once, as the
 // simulator's fabric routes it: µs per byte of one message on the busiest resource (the pairs
 // whose routes cross it, over its bandwidth), and when the round's last message lands without
 // its bytes (rank a issues its k-th message, to a + k, at k messageUs; it lands its route's
 // latency later). Both 0 when the fabric can't be modelled.
-void describeDirect(const topology::Topology& topo, const topology::Layout& layout,
+void describeDirect(const topology::Topology& topo, const topology::Layout& layout, int n,
                     algorithms::LinkModel& m) {
   m.directUsPerByte = m.directReachUs = 0;
-  const int n = std::min(layout.nranks, layout.ranksPerInstance);
   auto fabric = topology::FabricModel::build(topo, layout);
   if (!fabric || n < 2) return;
   std::vector<double> load(fabric->resources().size(), 0);
@@ -68,10 +66,9 @@ void describeDirect(const topology::Topology& topo, const topology::Layout& layo
   m.directReachUs = reach;
 }
 
-// Hops of the farthest direct transfer between ranks of one instance (at least 1).
-int farthestHops(const topology::Topology& topo, const topology::Layout& layout) {
+// Hops of the farthest direct transfer between the first n ranks (at least 1).
+int farthestHops(const topology::Topology& topo, const topology::Layout& layout, int n) {
   int most = 1;
-  const int n = std::min(layout.nranks, layout.ranksPerInstance);
   for (int a = 0; a < n; ++a) {
     for (int b = a + 1; b < n; ++b) {
       if (auto route = topology::routeBetweenRanks(topo, layout, a, b)) {
@@ -305,9 +302,14 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
     describeRails(*topo, *layout, shape->rails, m);
   }
   describeFabric(*topo, *layout, m);
-  m.meshHops = averageHops(*topo, *layout);
-  m.meshMaxHops = farthestHops(*topo, *layout);
-  describeDirect(*topo, *layout, m);
+  // A direct round's messages cross the fabric among one instance's ranks, or among all of
+  // them where the fabric itself joins the instances (a 3D torus's Z links, a switch's higher
+  // tier): there every message is issued by the rank's DMA queue, none by a NIC.
+  const int direct =
+      m.multiInstance ? std::min(layout->nranks, layout->ranksPerInstance) : layout->nranks;
+  m.meshHops = averageHops(*topo, *layout, direct);
+  m.meshMaxHops = farthestHops(*topo, *layout, direct);
+  describeDirect(*topo, *layout, direct, m);
   describePartners(*topo, *layout, m);
   view.shape = shape;
   view.summary = fmt::format(

@@ -58,7 +58,8 @@ const Algorithm kRing = {
     .name = "ring",
     .description = "each block travels once around the ring, pipelined in slices",
     .supports = anyCall,
-    .estimate = flatRingPhase,
+    .estimate = [](const CollArgs& a,
+                   const LinkModel& m) { return flatRingPhase(a, m) + ownBlockCopyUs(a, m); },
     .usesChannels = true,
     .build = ring,
 };

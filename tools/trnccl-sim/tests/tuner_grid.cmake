@@ -41,7 +41,25 @@ set(cases
   "trn2.48xlarge-lnc2 --ranks 4|allreduce"
   "trn2-ultraserver --ranks 4|allreduce"
   # oneshot's fold: n - 1 reductions of the whole buffer after its round.
-  "trn3-ultraserver-gen1 --ranks 8|allreduce|-b 4K -e 1G -f 64")
+  "trn3-ultraserver-gen1 --ranks 8|allreduce|-b 4K -e 1G -f 64"
+  # Eighth session (docs/SIMULATOR.md): each case failed before its fix.
+  # Two ranks run their ring slice by slice; ordered's rounds wait for their folds.
+  "trn1.32xlarge --ranks 2|allreduce"
+  "trn2.48xlarge --ranks 2|allgather"
+  # A ring's reducing step forwards a piece after its transfer and its reduction.
+  "trn1.32xlarge --ranks 4|reducescatter|-b 4K -e 1G -f 64"
+  # Bruck's wrapped ranges cost their second message's bytes.
+  "trn2.48xlarge --ranks 8|allgather|-b 4K -e 1G -f 64"
+  # A switch dimension of one server brings no links (twoshot).
+  "trn3-ultraserver-gen2 --ranks 16|allreduce|-b 4K -e 1G -f 64"
+  # A direct round across instances charges the rail's NIC with the remote messages only.
+  "trn1.32xlarge --instances 2|allgather|-b 4K -e 1G -f 64"
+  "trn1.32xlarge --instances 2|reducescatter|-b 4K -e 1G -f 64"
+  "trn1n.32xlarge --instances 2|reducescatter|-b 4K -e 1G -f 64"
+  # torus2d's columns across instances, the hierarchy's pipelined rows.
+  "trn2.48xlarge-lnc2 --instances 2|allreduce"
+  # A direct round over Z links covers every rank.
+  "trn2-ultraserver --ranks 256|allgather|-b 4K -e 1G -f 64")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")

@@ -1,0 +1,72 @@
+// The cost model's ring phases as the schedules pipeline them (cost.h): slices forwarded piece
+// by piece, two members slice by slice, the fused all-reduce.
+#include <algorithm>
+#include <cmath>
+
+#include "algorithms/cost.h"
+
+namespace trnccl::algorithms {
+
+double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind) {
+  const double piece = std::min(slice, kForwardPieceBytes);
+  const double sent = m.messageUs + slice / (link.bandwidth * 1e3);
+  const double arrive = m.messageUs + link.latencyUs, landed = sent + link.latencyUs;
+  if (kind == PairSlice::kCopy) return landed;
+  // Reduced as it streams in, from when the step begins (the send is over) or the data
+  // arrives, whichever is later, and no earlier than a piece after the last byte landed.
+  const double reduced =
+      std::max(landed + reduceUs(m, piece), std::max(arrive, sent) + reduceUs(m, slice));
+  if (kind == PairSlice::kReduce) return reduced;
+  // The fused all-reduce forwards the final slice as it reduces it; the peer's lands a piece
+  // and a latency after.
+  return reduced + piece / (link.bandwidth * 1e3) + link.latencyUs;
+}
+
+double pipelinedRingAllReduce(const CollArgs& a, const LinkModel& m, int k, double bytes,
+                              LinkCost link) {
+  if (k == 2 && !withTransports(m)) {
+    const double step = bytes / k;
+    const double slice =
+        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+    const double slices = slice > 0 ? std::ceil(step / slice) : 1;
+    return slices * pairSliceUs(m, slice, link, PairSlice::kAllReduce);
+  }
+  return pipelinedRingPhase(a, m, k, bytes, link, true) +
+         pipelinedRingPhase(a, m, k, bytes, link, false);
+}
+
+double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
+                          bool reduce) {
+  if (k <= 1) return 0;
+  const double step = bytes / k;
+  const double slice = a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+  const double slices = slice > 0 ? std::ceil(step / slice) : 1;
+  const double piece = std::min(slice, kForwardPieceBytes);
+  auto moveUs = [&](double b) {
+    const double us = b / (link.bandwidth * 1e3);
+    return reduce ? std::max(us, reduceUs(m, b)) : us;
+  };
+  if (k == 2 && !withTransports(m)) {
+    return slices * pairSliceUs(m, slice, link, reduce ? PairSlice::kReduce : PairSlice::kCopy);
+  }
+  // The transport's latency (a wake-up, a system call) is paid once per step, by its first
+  // slice: the executor hands a step's slices to the connection back to back (a step is over
+  // once the transport took its bytes; a connection holds four slices), so the receiver, busy
+  // with the previous slice, finds the next one there. The hardware's latency is paid by every
+  // slice that waits for its predecessor.
+  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
+  const double transportUs = t != nullptr ? std::min(t->latencyUs, link.latencyUs) : 0;
+  // A slice's step: the rank's own link time, or, when its predecessor is later, the
+  // predecessor's message, the latency and the first piece (forwarded as it comes). A
+  // reducing step forwards a piece once it has it all and reduced it: the piece's transfer and
+  // its reduction one after the other (the executor's and the simulator's rule), not the
+  // slower of the two.
+  const double stepBandwidth = link.stepBandwidth > 0 ? link.stepBandwidth : link.bandwidth;
+  const double pieceUs = withTransports(m)
+                             ? moveUs(piece)  // as the transport terms were measured
+                             : piece / (stepBandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
+  const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
+  return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
+}
+
+}  // namespace trnccl::algorithms
