@@ -190,6 +190,10 @@ Status Program::add(int rank, const schedule::Schedule& s) {
     SimStep out;
     out.prim = st.prim;
     out.bytes = st.count * elem;
+    if (st.count > kMaxStepBytes / std::max<uint64_t>(elem, 1)) {
+      return invalidArgument("rank {} step {}: {} elements of {} bytes exceed {} bytes", rank,
+                             &st - s.steps().data(), st.count, elem, kMaxStepBytes);
+    }
     if (!st.withNext) out.flags |= SimStep::kLastOfGroup;
     if (reduces(st.prim)) out.flags |= SimStep::kReduces;
     if (st.syncSend) out.flags |= SimStep::kSyncSend;

@@ -18,6 +18,9 @@ using Fabric = topology::FabricModel;
 using topology::Resource;
 using Route = topology::Path;
 
+// The largest step the engine carries (its messages keep their size in 48 bits): 256 TiB.
+constexpr uint64_t kMaxStepBytes = (uint64_t{1} << 48) - 1;
+
 struct SimStep {
   enum Flags : uint8_t {
     kLastOfGroup = 1,  // the next step starts a new group
