@@ -67,6 +67,8 @@ class Engine {
     while (!queue_.empty() && error_.isOk()) {
       const Event ev = queue_.pop();
       ++out_.events;
+      if (const Event* later = queue_.peek(kEventsAhead); later != nullptr) prefetch(*later);
+      if (const Event* soon = queue_.peek(kEventsAhead / 2); soon != nullptr) prefetchNext(*soon);
       if (ev.kind == kBegin) {
         beginGroup(static_cast<int>(ev.id), ev.time());
       } else if (ev.kind == kHop) {
@@ -101,6 +103,27 @@ class Engine {
   void prefetchQueues(const SimStep& st) const {
     for (int32_t c : {st.sendConn, st.recvConn}) {
       if (c >= 0) msgs_.prefetchQueue(c);
+    }
+  }
+
+  // Events at one time (a mesh round's messages, issued together) touch messages all over the
+  // table: fetch a later one's while this one is handled.
+  static constexpr size_t kEventsAhead = 8;
+  // A group's begin reads its first steps and their connections: fetch the steps ...
+  void prefetch(const Event& ev) const {
+    if (ev.kind != kBegin) {
+      msgs_.prefetch(static_cast<int32_t>(ev.id));
+    } else {
+      __builtin_prefetch(&steps_[ranks_[ev.id].next]);
+    }
+  }
+  // ... and, once those are in cache, what they lead to: a message's route (a large fabric has
+  // 100,000s), the connections of a group's first step.
+  void prefetchNext(const Event& ev) const {
+    if (ev.kind != kBegin) {
+      __builtin_prefetch(&route(msgs_[static_cast<int32_t>(ev.id)]));
+    } else {
+      prefetchStep(steps_[ranks_[ev.id].next]);
     }
   }
 
@@ -305,7 +328,6 @@ void Engine::partDone(int rank, uint32_t step, double t) {
     // The next group's steps are read when it begins, after every other rank's events of the
     // meantime: fetch them now, or each begin would wait for memory.
     __builtin_prefetch(&steps_[rs.next]);
-    prefetchStep(steps_[rs.next]);  // adjacent to this group's steps: in cache already
     push(rs.groupDone, static_cast<uint32_t>(rank), kBegin);
   } else {
     rs.finished = true;

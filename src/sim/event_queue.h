@@ -28,6 +28,14 @@ class EventQueue {
     buckets_[bucket(key)].push_back(Event{key, id, kind});
     ++size_;
   }
+  // An event that pops `depth` pops after the next one, or sooner when fewer are known (those
+  // at the key last taken, in the order pop() returns them); null when none is. A hint for
+  // prefetching only: an event pushed meanwhile at that key pops first.
+  const Event* peek(size_t depth) const {
+    const std::vector<Event>& now = buckets_[0];
+    if (now.empty()) return nullptr;
+    return &now[now.size() - 1 - std::min(depth, now.size() - 1)];
+  }
   Event pop() {
     if (buckets_[0].empty()) {
       size_t i = 1;
