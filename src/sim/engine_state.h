@@ -3,6 +3,7 @@
 // Only engine.cc (and its tests) include it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -69,7 +70,10 @@ class Messages {
   // Every connection's slot empty; room for `sends` messages so that the table never moves.
   void reset(const std::vector<Connection>& conns, uint64_t sends) {
     msgs_.clear();
-    msgs_.reserve(conns.size() + sends);
+    // At least twice the last capacity: address space only, and what a later, larger run would
+    // otherwise map afresh (and have cleared) once more.
+    const size_t need = conns.size() + sends;
+    if (need > msgs_.capacity()) msgs_.reserve(std::max(need, 2 * msgs_.capacity()));
     for (const Connection& c : conns) {
       Msg& m = msgs_.emplace_back();
       m.from = c.from;
