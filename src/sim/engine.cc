@@ -153,7 +153,8 @@ class Engine {
   void beginGroup(int rank, double now);
   void tryStart(int32_t id, double now);
   void reserveHop(int32_t id, double now);
-  void received(int32_t id);
+  // Message id's last hop carries it from start; its receive began at recvPosted.
+  void received(int32_t id, double start, double recvPosted);
   void partDone(int rank, uint32_t step, double t);
   Status checkAllFinished() const;
 
@@ -212,12 +213,12 @@ void Engine::beginGroup(int rank, double now) {
       const int32_t in = post(st.recvConn, false, i, st.bytes);
       Msg& m = msgs_[in];
       m.set(Msg::kReduces, st.flags & SimStep::kReduces);
-      m.recvPosted = now;
       m.forward = out;
-      if (m.start != kUnknown) {
-        received(in);
-      } else if (m.has(Msg::kSendReady)) {
-        tryStart(in, now);  // a large send waited for this receive
+      if (m.has(Msg::kLastHop)) {
+        received(in, m.when, now);
+      } else {
+        m.when = now;
+        if (m.has(Msg::kSendReady)) tryStart(in, now);  // a large send waited for this receive
       }
     }
     if (st.prim == Primitive::kSend) {
@@ -228,6 +229,9 @@ void Engine::beginGroup(int rank, double now) {
       }
     }
   }
+  // The next group's connections, while the rank waits for this one (its steps are adjacent:
+  // in cache).
+  if (last + 1 < rs.end) prefetchStep(steps_[last + 1]);
   partDone(rank, kNone, now);
 }
 
@@ -276,23 +280,27 @@ void Engine::reserveHop(int32_t id, double now) {
     push(s, static_cast<uint32_t>(id), kHop);
     return;
   }
-  m.start = s;  // the receiver sees data from start + latency
-  if (m.recvStep != kNone) received(id);
+  if (m.recvStep != kNone) {  // the receiver sees data from s + latency
+    received(id, s, m.when);
+  } else {
+    m.when = s;
+    m.set(Msg::kLastHop);
+  }
 }
 
 // The transfer is under way and the receive has begun: when the receiving step has it all (and
 // reduced it), when its forward may start, and when a sync send is over.
-void Engine::received(int32_t id) {
+void Engine::received(int32_t id, double start, double recvPosted) {
   Msg& m = msgs_[id];
   const double bytes = static_cast<double>(m.bytes);
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
   const double latency = route(m).latencyUs;
-  const double arrive = m.start + latency, arrived = m.bound + latency;
-  const double firstPiece = std::max(arrive + piece * usPerByte(m), m.recvPosted);
-  double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
+  const double arrive = start + latency, arrived = m.bound + latency;
+  const double firstPiece = std::max(arrive + piece * usPerByte(m), recvPosted);
+  double done = std::max(arrived, recvPosted), forwardable = firstPiece;
   if (m.has(Msg::kReduces)) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
-    done = std::max(arrived + piece / rate, std::max(arrive, m.recvPosted) + bytes / rate);
+    done = std::max(arrived + piece / rate, std::max(arrive, recvPosted) + bytes / rate);
     forwardable = firstPiece + piece / rate;
   }
   partDone(m.to, m.recvStep, done);

@@ -31,21 +31,24 @@ struct alignas(64) Msg {
     kSendReady = 8,  // its data is at the sender (a forward: the first piece is)
     kCarrying = 16,  // a connection's slot: its own message is in use
     kSecond = 32,    // a duplicated write's first message: Messages::second() is the other
+    kLastHop = 64,   // its last hop is reserved (before its receive began: `when` is its start)
   };
-  double recvPosted = kUnknown;  // the receiver began the step that receives it
-  double start = kUnknown;       // the last hop carries it from start (known once reserved) ...
-  double bound = 0;         // ... to bound; before that, the next hop ends no earlier than bound
+  // Once its receive began (recvStep is set), then; before, once its last hop is reserved
+  // (kLastHop), when that hop starts carrying it. The engine needs the one only while the
+  // other is still unknown, so they share the field.
+  double when = kUnknown;
+  double bound = 0;         // its last hop ends no earlier than bound (so far: the hops reserved)
   uint64_t bytes : 48 = 0;  // as the side that began it first says; the other must agree
   uint64_t hop : 8 = 0;     // the next hop of its route to reserve
   uint64_t flags : 8 = 0;
   uint32_t sendStep = kNone, recvStep = kNone;  // Program::steps() indices
   int32_t forward = -1;                         // the message its receiving step forwards into
-  int32_t next = -1;  // the connection's queue (circular), or the free list
+  int32_t next = -1;                            // the connection's queue, or the free list
   // The connection's ends and route (Connection): a slot's own, a pooled message's copy.
   int32_t from = 0, to = 0;
   uint32_t route = 0;
-  // A slot's: the last message of the connection's queue (-1: empty); its `next` is the first.
-  int32_t tail = -1;
+  // A slot's: the first and last message of the connection's queue (-1: empty), linked by next.
+  int32_t head = -1, tail = -1;
 
   bool has(uint8_t f) const { return (flags & f) != 0; }
   void set(uint8_t f, bool on = true) { flags = on ? (flags | f) : (flags & ~uint64_t{f}); }
@@ -93,15 +96,12 @@ class Messages {
   // and this side has not, or a new one queued for the other side (carrying `bytes`; a matched
   // one carries what the other side said: the caller compares).
   int32_t post(int32_t c, bool sender, uint32_t step, uint64_t bytes) {
-    if (const int32_t tail = (*this)[c].tail; tail >= 0) {
-      const int32_t id = (*this)[tail].next;
+    if (const int32_t id = (*this)[c].head; id >= 0) {
       Msg& h = (*this)[id];
       if (sender ? h.sendStep == kNone : h.recvStep == kNone) {
-        if (id == tail) {
-          (*this)[c].tail = -1;
-        } else {
-          (*this)[tail].next = h.next;
-        }
+        Msg& slot = (*this)[c];
+        slot.head = h.next;
+        if (slot.head < 0) slot.tail = -1;
         (sender ? h.sendStep : h.recvStep) = step;
         return id;
       }
@@ -112,9 +112,8 @@ class Messages {
     (sender ? m.sendStep : m.recvStep) = step;
     Msg& slot = (*this)[c];
     if (slot.tail < 0) {
-      m.next = id;
+      slot.head = id;
     } else {
-      m.next = (*this)[slot.tail].next;
       (*this)[slot.tail].next = id;
     }
     slot.tail = id;
@@ -132,10 +131,7 @@ class Messages {
   }
 
   // The oldest message queued on connection c, or -1.
-  int32_t head(int32_t c) const {
-    const int32_t tail = (*this)[c].tail;
-    return tail < 0 ? -1 : (*this)[tail].next;
-  }
+  int32_t head(int32_t c) const { return (*this)[c].head; }
 
   // A duplicated write's second message: set on the first, read while it forwards.
   void setSecond(int32_t first, int32_t second) {
@@ -148,9 +144,9 @@ class Messages {
   }
 
   void prefetch(int32_t id) const { __builtin_prefetch(&msgs_[static_cast<size_t>(id)]); }
-  // Connection c's slot is in cache: fetch its queue's last message too, when pooled.
+  // Connection c's slot is in cache: fetch its queue's first message too, when pooled.
   void prefetchQueue(int32_t c) const {
-    if (const int32_t tail = (*this)[c].tail; tail >= 0 && tail != c) prefetch(tail);
+    if (const int32_t head = (*this)[c].head; head >= 0 && head != c) prefetch(head);
   }
 
  private:
@@ -182,7 +178,7 @@ class Messages {
   }
   // The message's fields, not the connection's.
   static void clear(Msg& m) {
-    m.recvPosted = m.start = kUnknown;
+    m.when = kUnknown;
     m.bound = 0;
     m.bytes = 0;
     m.hop = 0;
