@@ -26,7 +26,9 @@ class Engine {
         conns_(p.connections()),
         o_(o),
         rec_(rec),
-        msgs_(threadTables().msgs, threadTables().second) {
+        msgs_(threadTables().msgs, threadTables().second),
+        queue_(threadTables().events) {
+    queue_.clear();
     const int n = p.nranks();
     ranks_.resize(static_cast<size_t>(n));
     // The rates of the call's working set (the description's bands; without, the resources').
@@ -95,14 +97,17 @@ class Engine {
   // somewhere else in memory: fetch those of a later step while this one is handled ...
   static constexpr uint32_t kAhead = 16;
   void prefetchStep(const SimStep& st) const {
-    for (int32_t c : {st.sendConn, st.sendConn2, st.recvConn}) {
+    for (int32_t c : {st.sendConn, st.recvConn}) {
       if (c >= 0) msgs_.prefetch(c);
     }
   }
-  // ... and, once a connection's slot is in cache, its queue's last message when pooled.
+  // ... and, once a connection's slot is in cache, its queue's first message when pooled, and
+  // its route (a send starts on it, a receive of a message under way finishes on it).
   void prefetchQueues(const SimStep& st) const {
     for (int32_t c : {st.sendConn, st.recvConn}) {
-      if (c >= 0) msgs_.prefetchQueue(c);
+      if (c < 0) continue;
+      msgs_.prefetchQueue(c);
+      __builtin_prefetch(&route(msgs_[c]));
     }
   }
 
@@ -138,7 +143,7 @@ class Engine {
     error_ = internalError(
         "rank {} sends {} bytes to rank {}, which receives {} (steps {} and {}): the schedules "
         "disagree",
-        m.from, steps_[m.sendStep].bytes, m.to, steps_[m.recvStep].bytes,
+        m.from, uint64_t{steps_[m.sendStep].bytes}, m.to, uint64_t{steps_[m.recvStep].bytes},
         m.sendStep - p_.first(m.from), m.recvStep - p_.first(m.to));
   }
 
@@ -170,7 +175,7 @@ class Engine {
   std::vector<Lane> lanes_;              // per fabric resource
   std::vector<double> routeBytesPerUs_;  // per route, with bands: its narrowest lane's rate
   std::vector<double> stepEnd_;          // with a recorder only
-  EventQueue queue_;
+  EventQueue& queue_;                    // the thread's
   Outcome out_;
   Status error_;
 };
@@ -186,14 +191,15 @@ void Engine::beginGroup(int rank, double now) {
   rs.pending = 1;  // held until every step of the group has begun
   for (uint32_t i = first; i <= last; ++i) {
     const SimStep& st = steps_[i];
-    rs.pending += (st.recvConn >= 0) + (st.sendConn >= 0) + (st.sendConn2 >= 0) + local(st.prim);
+    rs.pending +=
+        (st.recvConn >= 0) + (st.sendConn >= 0) + st.has(SimStep::kSecondSend) + local(st.prim());
   }
   for (uint32_t i = first; i <= last && error_.isOk(); ++i) {
     if (i + kAhead <= last) prefetchStep(steps_[i + kAhead]);
     if (i + kAhead / 2 <= last) prefetchQueues(steps_[i + kAhead / 2]);
     const SimStep& st = steps_[i];
-    if (local(st.prim)) {  // a copy reads and writes each byte; a reduction reads two
-      const double passes = st.prim == Primitive::kCopy ? 2.0 : 3.0;
+    if (local(st.prim())) {  // a copy reads and writes each byte; a reduction reads two
+      const double passes = st.prim() == Primitive::kCopy ? 2.0 : 3.0;
       const bool moves = st.flags & SimStep::kMovesData;
       partDone(rank, i, now + (moves ? passes * static_cast<double>(st.bytes) / hbm_ : 0));
       continue;
@@ -204,8 +210,8 @@ void Engine::beginGroup(int rank, double now) {
       out = post(st.sendConn, true, i, st.bytes);
       msgs_[out].set(Msg::kSyncSend, sync);
     }
-    if (st.sendConn2 >= 0) {
-      out2 = post(st.sendConn2, true, i, st.bytes);
+    if (st.has(SimStep::kSecondSend)) {
+      out2 = post(p_.secondConn(i), true, i, st.bytes);
       msgs_[out2].set(Msg::kSyncSend, sync);
       msgs_.setSecond(out, out2);
     }
@@ -221,7 +227,7 @@ void Engine::beginGroup(int rank, double now) {
         if (m.has(Msg::kSendReady)) tryStart(in, now);  // a large send waited for this receive
       }
     }
-    if (st.prim == Primitive::kSend) {
+    if (st.prim() == Primitive::kSend) {
       for (int32_t o : {out, out2}) {
         if (o < 0) continue;
         msgs_[o].set(Msg::kSendReady);
@@ -328,7 +334,7 @@ void Engine::partDone(int rank, uint32_t step, double t) {
       const SimStep& st = steps_[i];
       const int32_t from = st.recvConn >= 0 ? conns_[st.recvConn].from : -1;
       const int32_t to = st.sendConn >= 0 ? conns_[st.sendConn].to : -1;
-      rec_->steps.push_back({rank, i - p_.first(rank), st.prim, from, to, st.bytes, rs.groupBegin,
+      rec_->steps.push_back({rank, i - p_.first(rank), st.prim(), from, to, st.bytes, rs.groupBegin,
                              std::max(stepEnd_[i], rs.groupBegin)});
     }
   }
@@ -351,7 +357,7 @@ Status Engine::checkAllFinished() const {
     const int rank = static_cast<int>(r);
     return internalError(
         "deadlock: rank {} waits forever in step {} ({}{}{}) of its schedule, begun at {:.3f} us",
-        rank, rs.groupFirst - p_.first(rank), schedule::primitiveName(st.prim),
+        rank, rs.groupFirst - p_.first(rank), schedule::primitiveName(st.prim()),
         st.recvConn >= 0 ? fmt::format(", from rank {}", conns_[st.recvConn].from) : "",
         st.sendConn >= 0 ? fmt::format(", to rank {}", conns_[st.sendConn].to) : "", rs.groupBegin);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/event_queue.h"
 #include "sim/huge_pages.h"
 #include "sim/program.h"
 
@@ -210,11 +211,13 @@ struct RankState {
 };
 
 // The engine's largest tables, kept by each thread for its next run: a large call's millions of
-// messages then land on memory already mapped, not on pages the kernel must clear first (7-12 %
-// of a 2,048-rank mesh call). Messages::reset() makes them new for each run.
+// messages and events then land on memory already mapped, not on pages the kernel must clear
+// first (7-12 % of a 2,048-rank mesh call). Messages::reset() and EventQueue::clear() make them
+// new for each run.
 struct Tables {
   MsgTable msgs;
   std::vector<int32_t> second;
+  EventQueue events;
 };
 inline Tables& threadTables() {
   static thread_local Tables tables;

@@ -23,6 +23,12 @@ struct Event {
 class EventQueue {
  public:
   bool empty() const { return size_ == 0; }
+  // Empty, keeping the buckets' memory (a large run has millions of events pending).
+  void clear() {
+    for (std::vector<Event>& b : buckets_) b.clear();
+    last_ = 0;
+    size_ = 0;
+  }
   void push(double t, uint32_t id, uint32_t kind) {
     const uint64_t key = std::bit_cast<uint64_t>(std::max(t, last()));
     buckets_[bucket(key)].push_back(Event{key, id, kind});

@@ -91,6 +91,11 @@ Program::Program(const Fabric& fabric, ProgramTables* tables)
   }
 }
 
+int32_t Program::secondConn(uint32_t step) const {
+  auto it = std::lower_bound(seconds_.begin(), seconds_.end(), std::pair{step, INT32_MIN});
+  return it != seconds_.end() && it->first == step ? it->second : -1;
+}
+
 uint32_t Program::first(int rank) const { return first_[static_cast<size_t>(rank)]; }
 uint32_t Program::end(int rank) const {
   return first_[static_cast<size_t>(rank)] + count_[static_cast<size_t>(rank)];
@@ -132,7 +137,7 @@ uint32_t Program::routeId(const Route& r) {
            std::equal(x.hops.begin(), x.hops.begin() + x.count, y.hops.begin());
   };
   std::vector<uint32_t>& slots = t_.routeSlots;
-  std::vector<Route>& routes = t_.routes;
+  ProgramTables::Routes& routes = t_.routes;
   if (2 * (routes.size() + 1) > slots.size()) {  // at most half full
     slots.assign(std::max<size_t>(1024, slots.size() * 2), 0);
     for (size_t id = 0; id < routes.size(); ++id) {
@@ -192,13 +197,13 @@ Status Program::add(int rank, const schedule::Schedule& s) {
   first_[static_cast<size_t>(rank)] = static_cast<uint32_t>(steps.size());
   count_[static_cast<size_t>(rank)] = static_cast<uint32_t>(s.steps().size());
   for (const schedule::Step& st : s.steps()) {
-    SimStep out;
-    out.prim = st.prim;
-    out.bytes = st.count * elem;
     if (st.count > kMaxStepBytes / std::max<uint64_t>(elem, 1)) {
       return invalidArgument("rank {} step {}: {} elements of {} bytes exceed {} bytes", rank,
                              &st - s.steps().data(), st.count, elem, kMaxStepBytes);
     }
+    SimStep out;
+    out.primitive = static_cast<uint8_t>(st.prim);
+    out.bytes = st.count * elem;
     if (!st.withNext) out.flags |= SimStep::kLastOfGroup;
     if (reduces(st.prim)) out.flags |= SimStep::kReduces;
     if (st.syncSend) out.flags |= SimStep::kSyncSend;
@@ -221,7 +226,8 @@ Status Program::add(int rank, const schedule::Schedule& s) {
         TRN_TRY(checkPeer(rank, st.sendPeer2, nranks(), index, st.prim));
         auto c2 = connection(rank, st.sendPeer2);
         if (!c2) return c2.status();
-        out.sendConn2 = *c2;
+        out.flags |= SimStep::kSecondSend;
+        seconds_.emplace_back(static_cast<uint32_t>(steps.size()), *c2);
         ++sends_;
       }
       ++sends_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -20,23 +21,28 @@ using Fabric = topology::FabricModel;
 using topology::Resource;
 using Route = topology::Path;
 
-// The largest step the engine carries (its messages keep their size in 48 bits): 256 TiB.
+// The largest step the engine carries (steps and messages keep their size in 48 bits): 256 TiB.
 constexpr uint64_t kMaxStepBytes = (uint64_t{1} << 48) - 1;
 
+// 16 bytes: a 2,048-rank call has tens of millions, read as their groups begin.
 struct SimStep {
   enum Flags : uint8_t {
     kLastOfGroup = 1,  // the next step starts a new group
     kReduces = 2,      // combines what it receives with a local operand
     kSyncSend = 4,     // over only once the peer received it
     kMovesData = 8,    // a local copy whose source and destination differ, or a local reduction
+    kSecondSend = 16,  // a duplicated write: Program::secondConn() is its second destination
   };
-  uint64_t bytes = 0;
-  int32_t recvConn = -1;   // connection it receives on, -1 if none
-  int32_t sendConn = -1;   // connection it sends on, -1 if none
-  int32_t sendConn2 = -1;  // a duplicated write's second destination, -1 if none
-  schedule::Primitive prim = schedule::Primitive::kCopy;
-  uint8_t flags = 0;
+  uint64_t bytes : 48 = 0;
+  uint64_t primitive : 8 = static_cast<uint8_t>(schedule::Primitive::kCopy);
+  uint64_t flags : 8 = 0;
+  int32_t recvConn = -1;  // connection it receives on, -1 if none
+  int32_t sendConn = -1;  // connection it sends on, -1 if none
+
+  schedule::Primitive prim() const { return static_cast<schedule::Primitive>(primitive); }
+  bool has(uint8_t f) const { return (flags & f) != 0; }
 };
+static_assert(sizeof(SimStep) == 16);
 
 // One direction between two ranks, and the route it crosses (Program::route(): routes are
 // shared, as a large mesh has millions of connections and far fewer distinct routes).
@@ -61,7 +67,8 @@ struct ProgramTables {
   using Steps = std::vector<SimStep, HugePageAllocator<SimStep>>;
   Steps steps;
   std::vector<Connection> conns;
-  std::vector<Route> routes;
+  using Routes = std::vector<Route, HugePageAllocator<Route>>;
+  Routes routes;
   std::vector<uint32_t> routeSlots;  // open addressing on the hops: route id + 1 (0: empty)
   // (from, to) -> PairEntry: a table of every pair up to kDenseRanks ranks (192 MiB at 4,096),
   // else open addressing on from * nranks + to + 1 (0: empty).
@@ -94,6 +101,8 @@ class Program {
   const Route& route(int32_t conn) const {
     return t_.routes[t_.conns[static_cast<size_t>(conn)].route];
   }
+  // The second destination's connection of step i (SimStep::kSecondSend), else -1.
+  int32_t secondConn(uint32_t step) const;
   // Messages the schedules send (a duplicated write counts twice).
   uint64_t sends() const { return sends_; }
   const Fabric& fabric() const { return fabric_; }
@@ -105,7 +114,7 @@ class Program {
   // in place from a peer belongs to the peer's).
   uint64_t workingSet() const { return workingSet_; }
   // Every route a connection takes (and perhaps more: those of earlier Programs), by id.
-  const std::vector<Route>& routes() const { return t_.routes; }
+  const ProgramTables::Routes& routes() const { return t_.routes; }
 
  private:
   Result<int32_t> connection(int from, int to);
@@ -118,6 +127,7 @@ class Program {
   ProgramTables& t_;
   std::string algorithm_;
   std::vector<uint32_t> first_, count_;
+  std::vector<std::pair<uint32_t, int32_t>> seconds_;  // (step, connection), by step
   uint64_t sends_ = 0;
   uint64_t workingSet_ = 0;
 };
