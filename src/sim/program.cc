@@ -23,8 +23,10 @@ uint64_t mix(uint64_t k) {  // splitmix64's finaliser: spreads consecutive keys
 }
 
 // A transfer's peer must be another rank of the call.
-Status checkPeer(int rank, int peer, int nranks, size_t index, Primitive prim) {
-  if (peer >= 0 && peer < nranks && peer != rank) return Status::ok();
+bool validPeer(int rank, int peer, int nranks) {
+  return peer >= 0 && peer < nranks && peer != rank;
+}
+Status peerError(int rank, int peer, size_t index, Primitive prim) {
   return invalidArgument("rank {} step {} ({}): peer {} is {}", rank, index,
                          schedule::primitiveName(prim), peer,
                          peer == rank ? "the rank itself" : "not a rank");
@@ -119,6 +121,19 @@ Result<int32_t> Program::connection(int from, int to) {
   return e->conn;
 }
 
+// A rank's steps name their peers' pairs all over the table (a mesh rank: a column of it):
+// fetch those of a later step while this one is compiled.
+void Program::prefetchPairs(int rank, const schedule::Step& st) const {
+  if (t_.dense.empty()) return;
+  const size_t n = static_cast<size_t>(nranks()), r = static_cast<size_t>(rank);
+  if (schedule::receives(st.prim) && validPeer(rank, st.recvPeer, nranks())) {
+    __builtin_prefetch(&t_.dense[static_cast<size_t>(st.recvPeer) * n + r]);
+  }
+  if (schedule::sends(st.prim) && validPeer(rank, st.sendPeer, nranks())) {
+    __builtin_prefetch(&t_.dense[r * n + static_cast<size_t>(st.sendPeer)]);
+  }
+}
+
 PairEntry& Program::pair(int from, int to) {
   const uint64_t key = static_cast<uint64_t>(from) * static_cast<uint64_t>(nranks()) + to;
   if (!t_.dense.empty()) return t_.dense[key];
@@ -211,19 +226,24 @@ Status Program::add(int rank, const schedule::Schedule& s) {
       out.flags |= SimStep::kMovesData;
     }
     const size_t index = static_cast<size_t>(&st - s.steps().data());
+    if (index + kAhead < s.steps().size()) prefetchPairs(rank, s.steps()[index + kAhead]);
     if (schedule::receives(st.prim)) {
-      TRN_TRY(checkPeer(rank, st.recvPeer, nranks(), index, st.prim));
+      if (!validPeer(rank, st.recvPeer, nranks()))
+        return peerError(rank, st.recvPeer, index, st.prim);
       auto c = connection(st.recvPeer, rank);
       if (!c) return c.status();
       out.recvConn = *c;
     }
     if (schedule::sends(st.prim)) {
-      TRN_TRY(checkPeer(rank, st.sendPeer, nranks(), index, st.prim));
+      if (!validPeer(rank, st.sendPeer, nranks()))
+        return peerError(rank, st.sendPeer, index, st.prim);
       auto c = connection(rank, st.sendPeer);
       if (!c) return c.status();
       out.sendConn = *c;
       if (st.sendPeer2 >= 0) {
-        TRN_TRY(checkPeer(rank, st.sendPeer2, nranks(), index, st.prim));
+        if (!validPeer(rank, st.sendPeer2, nranks())) {
+          return peerError(rank, st.sendPeer2, index, st.prim);
+        }
         auto c2 = connection(rank, st.sendPeer2);
         if (!c2) return c2.status();
         out.flags |= SimStep::kSecondSend;

@@ -73,7 +73,7 @@ struct ProgramTables {
   // (from, to) -> PairEntry: a table of every pair up to kDenseRanks ranks (192 MiB at 4,096),
   // else open addressing on from * nranks + to + 1 (0: empty).
   static constexpr int kDenseRanks = 4096;
-  std::vector<PairEntry> dense;
+  std::vector<PairEntry, HugePageAllocator<PairEntry>> dense;
   std::vector<uint64_t> keys;
   std::vector<PairEntry> values;
   size_t used = 0;
@@ -119,6 +119,8 @@ class Program {
  private:
   Result<int32_t> connection(int from, int to);
   PairEntry& pair(int from, int to);
+  static constexpr size_t kAhead = 8;
+  void prefetchPairs(int rank, const schedule::Step& st) const;
   PairEntry& hashedPair(uint64_t key);
   uint32_t routeId(const Route& r);
 
