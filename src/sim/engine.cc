@@ -26,14 +26,11 @@ class Engine {
         conns_(p.connections()),
         o_(o),
         rec_(rec),
-        msgs_(threadTables().msgs),
-        second_(threadTables().second),
-        queues_(threadTables().queues) {
+        msgs_(threadTables().msgs, threadTables().second),
+        queue_(threadTables().events) {
+    queue_.clear();
     const int n = p.nranks();
     ranks_.resize(static_cast<size_t>(n));
-    if (queues_.size() < conns_.size()) queues_.resize(conns_.size());
-    msgs_.clear();
-    second_.clear();
     // The rates of the call's working set (the description's bands; without, the resources').
     const Fabric& fabric = p.fabric();
     const uint64_t workingSet = p.workingSet();
@@ -49,9 +46,7 @@ class Engine {
       routeBytesPerUs_.push_back(rate);
     }
     out_.rankEndUs.assign(static_cast<size_t>(n), 0);
-    // Every message a send starts: reserved (address space only) so that the table never moves.
-    msgs_.reserve(p.sends());
-    second_.reserve(p.sends());
+    msgs_.reset(conns_, p.sends());
     hbm_ = fabric.hbmBytesPerUs(workingSet);
     messageUs_ = p.fabric().messageUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
@@ -69,27 +64,25 @@ class Engine {
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
-  // A run that stopped early leaves messages queued: empty the queues for the next.
-  ~Engine() {
-    if (!clean_) std::fill(queues_.begin(), queues_.begin() + conns_.size(), Queue{});
-  }
 
   Result<Outcome> run() {
     while (!queue_.empty() && error_.isOk()) {
       const Event ev = queue_.pop();
       ++out_.events;
+      if (const Event* later = queue_.peek(kEventsAhead); later != nullptr) prefetch(*later);
+      if (const Event* soon = queue_.peek(kEventsAhead / 2); soon != nullptr) prefetchNext(*soon);
       if (ev.kind == kBegin) {
         beginGroup(static_cast<int>(ev.id), ev.time());
       } else if (ev.kind == kHop) {
         reserveHop(static_cast<int32_t>(ev.id), ev.time());
       } else {
-        msgs_[ev.id].sendReady = ev.time();
+        msgs_[static_cast<int32_t>(ev.id)].set(Msg::kSendReady);
         tryStart(static_cast<int32_t>(ev.id), ev.time());
       }
     }
     if (!error_) return error_;
     TRN_TRY(checkAllFinished());
-    clean_ = true;
+    out_.messages = msgs_.allocated();
     for (const Lane& l : lanes_) out_.busyUs.push_back(l.busyUs);
     for (size_t r = 0; r < ranks_.size(); ++r)
       out_.timeUs = std::max(out_.timeUs, out_.rankEndUs[r]);
@@ -101,95 +94,72 @@ class Engine {
   void push(double t, uint32_t id, uint32_t kind) { queue_.push(t, id, kind); }
 
   // A large group (a mesh round: thousands of steps) touches a connection per step, each
-  // somewhere else in memory: fetch those of a later step while this one is handled.
+  // somewhere else in memory: fetch those of a later step while this one is handled ...
   static constexpr uint32_t kAhead = 16;
   void prefetchStep(const SimStep& st) const {
-    for (int32_t c : {st.sendConn, st.sendConn2, st.recvConn}) {
-      if (c < 0) continue;
-      __builtin_prefetch(&queues_[static_cast<size_t>(c)]);
-      __builtin_prefetch(&conns_[static_cast<size_t>(c)]);
+    for (int32_t c : {st.sendConn, st.recvConn}) {
+      if (c >= 0) msgs_.prefetch(c);
     }
   }
-  // ... and, once a connection's queue head is in cache, the message it points to.
-  void prefetchHeads(const SimStep& st) const {
+  // ... and, once a connection's slot is in cache, its queue's first message when pooled, and
+  // its route (a send starts on it, a receive of a message under way finishes on it).
+  void prefetchQueues(const SimStep& st) const {
     for (int32_t c : {st.sendConn, st.recvConn}) {
       if (c < 0) continue;
-      if (const int32_t h = queues_[static_cast<size_t>(c)].head; h >= 0) {
-        __builtin_prefetch(&msgs_[static_cast<size_t>(h)]);
-      }
+      msgs_.prefetchQueue(c);
+      __builtin_prefetch(&route(msgs_[c]));
     }
   }
 
-  int32_t allocMsg() {
-    int32_t id;
-    if (free_ >= 0) {
-      id = free_;
-      free_ = msgs_[static_cast<size_t>(id)].next;
-      msgs_[static_cast<size_t>(id)] = Msg{};
+  // Events at one time (a mesh round's messages, issued together) touch messages all over the
+  // table: fetch a later one's while this one is handled.
+  static constexpr size_t kEventsAhead = 8;
+  // A group's begin reads its first steps and their connections: fetch the steps ...
+  void prefetch(const Event& ev) const {
+    if (ev.kind != kBegin) {
+      msgs_.prefetch(static_cast<int32_t>(ev.id));
     } else {
-      id = static_cast<int32_t>(msgs_.size());
-      msgs_.emplace_back();
-      second_.push_back(-1);
+      __builtin_prefetch(&steps_[ranks_[ev.id].next]);
     }
-    second_[static_cast<size_t>(id)] = -1;
-    ++out_.messages;
-    return id;
   }
-  void freeMsg(int32_t id) {
-    msgs_[static_cast<size_t>(id)].next = free_;
-    free_ = id;
+  // ... and, once those are in cache, what they lead to: a message's route (a large fabric has
+  // 100,000s), the connections of a group's first step.
+  void prefetchNext(const Event& ev) const {
+    if (ev.kind != kBegin) {
+      __builtin_prefetch(&route(msgs_[static_cast<int32_t>(ev.id)]));
+    } else {
+      prefetchStep(steps_[ranks_[ev.id].next]);
+    }
   }
 
-  // The message this side's step begins on connection c: the oldest one the other side began
-  // and this side has not, or a new one queued for the other side. Either way it carries
-  // `bytes`; error when the other side said otherwise.
+  // The message this side's step begins on connection c (Messages::post); error when the other
+  // side began it with another size.
   int32_t post(int32_t c, bool sender, uint32_t step, uint64_t bytes) {
-    Queue& q = queues_[static_cast<size_t>(c)];
-    if (q.head >= 0) {
-      Msg& h = msgs_[static_cast<size_t>(q.head)];
-      if (sender ? h.sendStep == kNone : h.recvStep == kNone) {
-        const int32_t id = q.head;
-        q.head = h.next;
-        if (q.head < 0) q.tail = -1;
-        (sender ? h.sendStep : h.recvStep) = step;
-        if (h.bytes != bytes) mismatch(h);
-        return id;
-      }
-    }
-    const int32_t id = allocMsg();
-    Msg& m = msgs_[static_cast<size_t>(id)];
-    m.conn = c;
-    m.bytes = bytes;
-    (sender ? m.sendStep : m.recvStep) = step;
-    if (q.tail >= 0) {
-      msgs_[static_cast<size_t>(q.tail)].next = id;
-    } else {
-      q.head = id;
-    }
-    q.tail = id;
+    const int32_t id = msgs_.post(c, sender, step, bytes);
+    if (msgs_[id].bytes != bytes) mismatch(msgs_[id]);
     return id;
   }
   void mismatch(const Msg& m) {
-    const Connection& c = conns_[static_cast<size_t>(m.conn)];
     error_ = internalError(
         "rank {} sends {} bytes to rank {}, which receives {} (steps {} and {}): the schedules "
         "disagree",
-        c.from, steps_[m.sendStep].bytes, c.to, steps_[m.recvStep].bytes,
-        m.sendStep - p_.first(c.from), m.recvStep - p_.first(c.to));
+        m.from, uint64_t{steps_[m.sendStep].bytes}, m.to, uint64_t{steps_[m.recvStep].bytes},
+        m.sendStep - p_.first(m.from), m.recvStep - p_.first(m.to));
   }
 
-  // What each byte of a message of `bytes` on connection c takes at its route's narrowest hop.
-  double usPerByte(int32_t c, uint64_t bytes) const {
-    const Route& route = p_.route(c);
-    if (routeBytesPerUs_.empty()) return route.usPerByte(bytes);
-    const uint32_t id = conns_[static_cast<size_t>(c)].route;
-    return linkByteShare(route.inPlaceBytes, bytes) / routeBytesPerUs_[id];
+  const Route& route(const Msg& m) const { return p_.routes()[m.route]; }
+  // What each byte of message m takes at its route's narrowest hop.
+  double usPerByte(const Msg& m) const {
+    const Route& r = route(m);
+    if (routeBytesPerUs_.empty()) return r.usPerByte(m.bytes);
+    return linkByteShare(r.inPlaceBytes, m.bytes) / routeBytesPerUs_[m.route];
   }
 
   void beginGroup(int rank, double now);
   void tryStart(int32_t id, double now);
   void reserveHop(int32_t id, double now);
-  void received(int32_t id);
+  // Message id's last hop carries it from start; its receive began at recvPosted.
+  void received(int32_t id, double start, double recvPosted);
   void partDone(int rank, uint32_t step, double t);
   Status checkAllFinished() const;
 
@@ -201,17 +171,11 @@ class Engine {
   double hbm_ = 1;
   double messageUs_ = 0;
   std::vector<RankState> ranks_;
-  std::vector<Msg>& msgs_;
-  int32_t free_ = -1;
-  // Per message: a duplicated write's message to its second destination (-1: none), set on the
-  // message to the first.
-  std::vector<int32_t>& second_;
-  std::vector<Queue>& queues_;  // per connection (and beyond: a larger earlier run's, empty)
-  bool clean_ = false;          // every queue is empty again
-  std::vector<Lane> lanes_;     // per fabric resource
+  Messages msgs_;                        // and connections
+  std::vector<Lane> lanes_;              // per fabric resource
   std::vector<double> routeBytesPerUs_;  // per route, with bands: its narrowest lane's rate
   std::vector<double> stepEnd_;          // with a recorder only
-  EventQueue queue_;
+  EventQueue& queue_;                    // the thread's
   Outcome out_;
   Status error_;
 };
@@ -227,59 +191,64 @@ void Engine::beginGroup(int rank, double now) {
   rs.pending = 1;  // held until every step of the group has begun
   for (uint32_t i = first; i <= last; ++i) {
     const SimStep& st = steps_[i];
-    rs.pending += (st.recvConn >= 0) + (st.sendConn >= 0) + (st.sendConn2 >= 0) + local(st.prim);
+    rs.pending +=
+        (st.recvConn >= 0) + (st.sendConn >= 0) + st.has(SimStep::kSecondSend) + local(st.prim());
   }
   for (uint32_t i = first; i <= last && error_.isOk(); ++i) {
     if (i + kAhead <= last) prefetchStep(steps_[i + kAhead]);
-    if (i + kAhead / 2 <= last) prefetchHeads(steps_[i + kAhead / 2]);
+    if (i + kAhead / 2 <= last) prefetchQueues(steps_[i + kAhead / 2]);
     const SimStep& st = steps_[i];
-    if (local(st.prim)) {  // a copy reads and writes each byte; a reduction reads two
-      const double passes = st.prim == Primitive::kCopy ? 2.0 : 3.0;
+    if (local(st.prim())) {  // a copy reads and writes each byte; a reduction reads two
+      const double passes = st.prim() == Primitive::kCopy ? 2.0 : 3.0;
       const bool moves = st.flags & SimStep::kMovesData;
       partDone(rank, i, now + (moves ? passes * static_cast<double>(st.bytes) / hbm_ : 0));
       continue;
     }
     int32_t out = -1, out2 = -1;
+    const bool sync = st.flags & SimStep::kSyncSend;
     if (st.sendConn >= 0) {
       out = post(st.sendConn, true, i, st.bytes);
-      msgs_[static_cast<size_t>(out)].syncSend = st.flags & SimStep::kSyncSend;
+      msgs_[out].set(Msg::kSyncSend, sync);
     }
-    if (st.sendConn2 >= 0) {
-      out2 = post(st.sendConn2, true, i, st.bytes);
-      msgs_[static_cast<size_t>(out2)].syncSend = st.flags & SimStep::kSyncSend;
-      second_[static_cast<size_t>(out)] = out2;
+    if (st.has(SimStep::kSecondSend)) {
+      out2 = post(p_.secondConn(i), true, i, st.bytes);
+      msgs_[out2].set(Msg::kSyncSend, sync);
+      msgs_.setSecond(out, out2);
     }
     if (st.recvConn >= 0) {
       const int32_t in = post(st.recvConn, false, i, st.bytes);
-      Msg& m = msgs_[static_cast<size_t>(in)];
-      m.reduces = st.flags & SimStep::kReduces;
-      m.recvPosted = now;
+      Msg& m = msgs_[in];
+      m.set(Msg::kReduces, st.flags & SimStep::kReduces);
       m.forward = out;
-      if (m.start != kUnknown) {
-        received(in);
-      } else if (m.sendReady != kUnknown) {
-        tryStart(in, now);  // a large send waited for this receive
+      if (m.has(Msg::kLastHop)) {
+        received(in, m.when, now);
+      } else {
+        m.when = now;
+        if (m.has(Msg::kSendReady)) tryStart(in, now);  // a large send waited for this receive
       }
     }
-    if (st.prim == Primitive::kSend) {
+    if (st.prim() == Primitive::kSend) {
       for (int32_t o : {out, out2}) {
         if (o < 0) continue;
-        msgs_[static_cast<size_t>(o)].sendReady = now;
+        msgs_[o].set(Msg::kSendReady);
         tryStart(o, now);
       }
     }
   }
+  // The next group's connections, while the rank waits for this one (its steps are adjacent:
+  // in cache).
+  if (last + 1 < rs.end) prefetchStep(steps_[last + 1]);
   partDone(rank, kNone, now);
 }
 
 void Engine::tryStart(int32_t id, double now) {
-  const Msg& m = msgs_[static_cast<size_t>(id)];
-  if (m.started || m.sendReady == kUnknown) return;
+  Msg& m = msgs_[id];
+  if (m.has(Msg::kStarted) || !m.has(Msg::kSendReady)) return;
   if (m.recvStep == kNone && m.bytes > o_.eagerBytes) return;  // waits for its receive
-  msgs_[static_cast<size_t>(id)].started = true;
-  if (messageUs_ > 0 && lanes_[static_cast<size_t>(p_.route(m.conn).hops[0])].messageUs <= 0) {
+  m.set(Msg::kStarted);
+  if (messageUs_ > 0 && lanes_[static_cast<size_t>(route(m).hops[0])].messageUs <= 0) {
     // Issued by its sender's DMA queue, then its first hop asked for, in time order (an event).
-    RankState& sender = ranks_[static_cast<size_t>(conns_[static_cast<size_t>(m.conn)].from)];
+    RankState& sender = ranks_[static_cast<size_t>(m.from)];
     sender.issueFreeAt = std::max(now, sender.issueFreeAt) + messageUs_;
     push(sender.issueFreeAt, static_cast<uint32_t>(id), kHop);
     return;
@@ -293,10 +262,9 @@ void Engine::tryStart(int32_t id, double now) {
 // previous hop (nor, the first, before the data is produced: bound). Between hops there is
 // room to wait, so a busy hop downstream never holds one upstream.
 void Engine::reserveHop(int32_t id, double now) {
-  Msg& m = msgs_[static_cast<size_t>(id)];
-  const Connection& c = conns_[static_cast<size_t>(m.conn)];
-  const Route& route = p_.route(m.conn);
-  const int32_t r = route.hops[m.hop];
+  Msg& m = msgs_[id];
+  const Route& path = route(m);
+  const int32_t r = path.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
   double busy =
       linkByteShare(lane.inPlaceBytes, m.bytes) * static_cast<double>(m.bytes) / lane.bytesPerUs;
@@ -307,47 +275,49 @@ void Engine::reserveHop(int32_t id, double now) {
   lane.busyUs += busy;
   if (rec_ != nullptr) {
     if (rec_->transfers.size() < rec_->limit) {
-      rec_->transfers.push_back({r, c.from, c.to, m.bytes, s, e});
+      rec_->transfers.push_back({r, m.from, m.to, m.bytes, s, e});
     } else {
       ++rec_->dropped;
     }
   }
-  if (m.hop == 0 && !m.syncSend) partDone(c.from, m.sendStep, e);  // it has left the sender
+  if (m.hop == 0 && !m.has(Msg::kSyncSend)) partDone(m.from, m.sendStep, e);  // it has left
   m.bound = e;
-  if (++m.hop < route.count) {
+  if (++m.hop < static_cast<uint64_t>(path.count)) {
     push(s, static_cast<uint32_t>(id), kHop);
     return;
   }
-  m.start = s;  // the receiver sees data from start + latency
-  if (m.recvStep != kNone) received(id);
+  if (m.recvStep != kNone) {  // the receiver sees data from s + latency
+    received(id, s, m.when);
+  } else {
+    m.when = s;
+    m.set(Msg::kLastHop);
+  }
 }
 
 // The transfer is under way and the receive has begun: when the receiving step has it all (and
 // reduced it), when its forward may start, and when a sync send is over.
-void Engine::received(int32_t id) {
-  Msg& m = msgs_[static_cast<size_t>(id)];
-  const Connection& c = conns_[static_cast<size_t>(m.conn)];
+void Engine::received(int32_t id, double start, double recvPosted) {
+  Msg& m = msgs_[id];
   const double bytes = static_cast<double>(m.bytes);
   const double piece = std::min(bytes, static_cast<double>(o_.pieceBytes));
-  const Route& route = p_.route(m.conn);
-  const double arrive = m.start + route.latencyUs, arrived = m.bound + route.latencyUs;
-  const double firstPiece = std::max(arrive + piece * usPerByte(m.conn, m.bytes), m.recvPosted);
-  double done = std::max(arrived, m.recvPosted), forwardable = firstPiece;
-  if (m.reduces) {
+  const double latency = route(m).latencyUs;
+  const double arrive = start + latency, arrived = m.bound + latency;
+  const double firstPiece = std::max(arrive + piece * usPerByte(m), recvPosted);
+  double done = std::max(arrived, recvPosted), forwardable = firstPiece;
+  if (m.has(Msg::kReduces)) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
-    done = std::max(arrived + piece / rate, std::max(arrive, m.recvPosted) + bytes / rate);
+    done = std::max(arrived + piece / rate, std::max(arrive, recvPosted) + bytes / rate);
     forwardable = firstPiece + piece / rate;
   }
-  partDone(c.to, m.recvStep, done);
-  if (m.syncSend) partDone(c.from, m.sendStep, done);
+  partDone(m.to, m.recvStep, done);
+  if (m.has(Msg::kSyncSend)) partDone(m.from, m.sendStep, done);
   // The forward, and a duplicated write's second one, stream the same pieces.
-  for (int32_t f = m.forward; f >= 0; f = second_[static_cast<size_t>(f)]) {
-    Msg& out = msgs_[static_cast<size_t>(f)];
-    out.bound =
-        done + std::min(static_cast<double>(out.bytes), piece) * usPerByte(out.conn, out.bytes);
+  for (int32_t f = m.forward; f >= 0; f = msgs_.second(f)) {
+    Msg& out = msgs_[f];
+    out.bound = done + std::min(static_cast<double>(out.bytes), piece) * usPerByte(out);
     push(forwardable, static_cast<uint32_t>(f), kForward);
   }
-  freeMsg(id);
+  msgs_.release(id);
 }
 
 void Engine::partDone(int rank, uint32_t step, double t) {
@@ -364,7 +334,7 @@ void Engine::partDone(int rank, uint32_t step, double t) {
       const SimStep& st = steps_[i];
       const int32_t from = st.recvConn >= 0 ? conns_[st.recvConn].from : -1;
       const int32_t to = st.sendConn >= 0 ? conns_[st.sendConn].to : -1;
-      rec_->steps.push_back({rank, i - p_.first(rank), st.prim, from, to, st.bytes, rs.groupBegin,
+      rec_->steps.push_back({rank, i - p_.first(rank), st.prim(), from, to, st.bytes, rs.groupBegin,
                              std::max(stepEnd_[i], rs.groupBegin)});
     }
   }
@@ -372,7 +342,6 @@ void Engine::partDone(int rank, uint32_t step, double t) {
     // The next group's steps are read when it begins, after every other rank's events of the
     // meantime: fetch them now, or each begin would wait for memory.
     __builtin_prefetch(&steps_[rs.next]);
-    prefetchStep(steps_[rs.next]);  // adjacent to this group's steps: in cache already
     push(rs.groupDone, static_cast<uint32_t>(rank), kBegin);
   } else {
     rs.finished = true;
@@ -388,14 +357,14 @@ Status Engine::checkAllFinished() const {
     const int rank = static_cast<int>(r);
     return internalError(
         "deadlock: rank {} waits forever in step {} ({}{}{}) of its schedule, begun at {:.3f} us",
-        rank, rs.groupFirst - p_.first(rank), schedule::primitiveName(st.prim),
+        rank, rs.groupFirst - p_.first(rank), schedule::primitiveName(st.prim()),
         st.recvConn >= 0 ? fmt::format(", from rank {}", conns_[st.recvConn].from) : "",
         st.sendConn >= 0 ? fmt::format(", to rank {}", conns_[st.sendConn].to) : "", rs.groupBegin);
   }
   for (size_t c = 0; c < conns_.size(); ++c) {
-    if (queues_[c].head < 0) continue;
-    const bool sent = msgs_[static_cast<size_t>(queues_[c].head)].sendStep != kNone;
-    if (sent) {
+    const int32_t head = msgs_.head(static_cast<int32_t>(c));
+    if (head < 0) continue;
+    if (msgs_[head].sendStep != kNone) {
       return internalError("rank {} sent rank {} a message it never received", conns_[c].from,
                            conns_[c].to);
     }

@@ -23,19 +23,45 @@ struct Event {
 class EventQueue {
  public:
   bool empty() const { return size_ == 0; }
+  // Empty, keeping the buckets' memory (a large run has millions of events pending).
+  void clear() {
+    for (std::vector<Event>& b : buckets_) b.clear();
+    last_ = 0;
+    size_ = 0;
+    filled_ = 0;
+  }
   void push(double t, uint32_t id, uint32_t kind) {
     const uint64_t key = std::bit_cast<uint64_t>(std::max(t, last()));
-    buckets_[bucket(key)].push_back(Event{key, id, kind});
+    const size_t b = bucket(key);
+    buckets_[b].push_back(Event{key, id, kind});
+    if (b > 0) filled_ |= uint64_t{1} << (b - 1);
     ++size_;
+  }
+  // An event that pops about `depth` pops after the next one (a hint for prefetching only).
+  // Those at the key last taken pop first, from the back of bucket 0 (unless one is pushed
+  // meanwhile); then those of the lowest bucket above, in an order known only once it is split:
+  // when it holds a few, any of them pops soon. Null when none is known.
+  const Event* peek(size_t depth) const {
+    const std::vector<Event>& now = buckets_[0];
+    if (depth < now.size()) return &now[now.size() - 1 - depth];
+    if (filled_ != 0) {
+      const std::vector<Event>& next = buckets_[1 + std::countr_zero(filled_)];
+      if (next.size() <= kFewNext) return &next[std::min(depth - now.size(), next.size() - 1)];
+    }
+    return now.empty() ? nullptr : &now.front();
   }
   Event pop() {
     if (buckets_[0].empty()) {
-      size_t i = 1;
-      while (buckets_[i].empty()) ++i;
+      const size_t i = 1 + static_cast<size_t>(std::countr_zero(filled_));
+      filled_ &= ~(uint64_t{1} << (i - 1));
       uint64_t least = buckets_[i].front().key;
       for (const Event& e : buckets_[i]) least = std::min(least, e.key);
       last_ = least;
-      for (const Event& e : buckets_[i]) buckets_[bucket(e.key)].push_back(e);
+      for (const Event& e : buckets_[i]) {
+        const size_t b = bucket(e.key);
+        buckets_[b].push_back(e);
+        if (b > 0) filled_ |= uint64_t{1} << (b - 1);
+      }
       buckets_[i].clear();
     }
     const Event e = buckets_[0].back();
@@ -49,9 +75,11 @@ class EventQueue {
   size_t bucket(uint64_t key) const {
     return key == last_ ? 0 : 64 - static_cast<size_t>(std::countl_zero(key ^ last_));
   }
+  static constexpr size_t kFewNext = 16;
   std::array<std::vector<Event>, 65> buckets_;
   uint64_t last_ = 0;
   size_t size_ = 0;
+  uint64_t filled_ = 0;  // bit b - 1: bucket b > 0 holds events
 };
 
 }  // namespace trnccl::sim

@@ -23,8 +23,10 @@ uint64_t mix(uint64_t k) {  // splitmix64's finaliser: spreads consecutive keys
 }
 
 // A transfer's peer must be another rank of the call.
-Status checkPeer(int rank, int peer, int nranks, size_t index, Primitive prim) {
-  if (peer >= 0 && peer < nranks && peer != rank) return Status::ok();
+bool validPeer(int rank, int peer, int nranks) {
+  return peer >= 0 && peer < nranks && peer != rank;
+}
+Status peerError(int rank, int peer, size_t index, Primitive prim) {
   return invalidArgument("rank {} step {} ({}): peer {} is {}", rank, index,
                          schedule::primitiveName(prim), peer,
                          peer == rank ? "the rank itself" : "not a rank");
@@ -58,42 +60,42 @@ uint64_t touchedBytes(const schedule::Schedule& s) {
   return total;
 }
 
-// A table kept by the thread for its next Program: reused memory is mapped already, fresh
-// memory the kernel clears page by page first (hundreds of MB of steps at 2,048 ranks).
-template <typename V>
-V& spare() {
-  static thread_local V table;
-  return table;
-}
-template <typename V>
-void keep(V& v) {
-  if (v.capacity() > spare<V>().capacity()) {
-    v.clear();
-    spare<V>().swap(v);
-  }
-}
-
 }  // namespace
 
-Program::Program(const Fabric& fabric)
+Program::Program(const Fabric& fabric, ProgramTables* tables)
     : fabric_(fabric),
+      own_(tables == nullptr ? std::make_unique<ProgramTables>() : nullptr),
+      t_(tables == nullptr ? *own_ : *tables),
       first_(static_cast<size_t>(fabric.nranks()), 0),
       count_(static_cast<size_t>(fabric.nranks()), 0) {
   const size_t n = static_cast<size_t>(fabric.nranks());
-  steps_.swap(spare<Steps>());
-  steps_.clear();
-  if (fabric.nranks() <= kDenseRanks) {
-    dense_.swap(spare<std::vector<int32_t>>());
-    dense_.assign(n * n, 0);
-  } else {
-    keys_.assign(1024, 0);
-    values_.assign(1024, -1);
+  if (t_.fabric != &fabric) {  // another fabric's routes: none of them holds here
+    t_.routes.clear();
+    t_.routeSlots.clear();
+    t_.dense.clear();
+    t_.keys.clear();
+    t_.values.clear();
+    t_.used = 0;
+    t_.fabric = &fabric;
+  }
+  t_.steps.clear();
+  t_.conns.clear();
+  if (++t_.stamp == 0) {  // wrapped: no pair's connection is this Program's
+    for (PairEntry& e : t_.dense) e.stamp = 0;
+    for (PairEntry& e : t_.values) e.stamp = 0;
+    t_.stamp = 1;
+  }
+  if (fabric.nranks() <= ProgramTables::kDenseRanks) {
+    if (t_.dense.size() != n * n) t_.dense.assign(n * n, PairEntry{});
+  } else if (t_.keys.empty()) {
+    t_.keys.assign(1024, 0);
+    t_.values.assign(1024, PairEntry{});
   }
 }
 
-Program::~Program() {
-  keep(steps_);
-  keep(dense_);
+int32_t Program::secondConn(uint32_t step) const {
+  auto it = std::lower_bound(seconds_.begin(), seconds_.end(), std::pair{step, INT32_MIN});
+  return it != seconds_.end() && it->first == step ? it->second : -1;
 }
 
 uint32_t Program::first(int rank) const { return first_[static_cast<size_t>(rank)]; }
@@ -101,29 +103,44 @@ uint32_t Program::end(int rank) const {
   return first_[static_cast<size_t>(rank)] + count_[static_cast<size_t>(rank)];
 }
 
+// The connection from -> to of this Program, numbered when new, its route found when the pair's
+// is not known yet.
 Result<int32_t> Program::connection(int from, int to) {
-  const uint64_t key = static_cast<uint64_t>(from) * static_cast<uint64_t>(nranks()) + to;
-  int32_t* slot = nullptr;
-  if (!dense_.empty()) {
-    slot = &dense_[key];
-    if (*slot > 0) return *slot - 1;
-  } else {
-    slot = findSlot(key + 1);
-    if (*slot >= 0) return *slot;
+  PairEntry* e = &pair(from, to);
+  if (e->stamp == t_.stamp) return e->conn;
+  if (e->route == 0) {
+    auto route = fabric_.route(from, to);
+    if (!route) return route.status();
+    const uint32_t id = routeId(*route);
+    e = &pair(from, to);  // where it is now (routeId does not move the pairs; to be sure)
+    e->route = id + 1;
   }
-  auto route = fabric_.route(from, to);
-  if (!route) return route.status();
-  const auto id = static_cast<int32_t>(conns_.size());
-  conns_.push_back(Connection{from, to, routeId(*route)});
-  if (dense_.empty()) {
-    *slot = id;
-  } else {
-    *slot = id + 1;
-  }
-  return id;
+  e->stamp = t_.stamp;
+  e->conn = static_cast<int32_t>(t_.conns.size());
+  t_.conns.push_back(Connection{from, to, e->route - 1});
+  return e->conn;
 }
 
-// The id of route r in routes_, added when new.
+// A rank's steps name their peers' pairs all over the table (a mesh rank: a column of it):
+// fetch those of a later step while this one is compiled.
+void Program::prefetchPairs(int rank, const schedule::Step& st) const {
+  if (t_.dense.empty()) return;
+  const size_t n = static_cast<size_t>(nranks()), r = static_cast<size_t>(rank);
+  if (schedule::receives(st.prim) && validPeer(rank, st.recvPeer, nranks())) {
+    __builtin_prefetch(&t_.dense[static_cast<size_t>(st.recvPeer) * n + r]);
+  }
+  if (schedule::sends(st.prim) && validPeer(rank, st.sendPeer, nranks())) {
+    __builtin_prefetch(&t_.dense[r * n + static_cast<size_t>(st.sendPeer)]);
+  }
+}
+
+PairEntry& Program::pair(int from, int to) {
+  const uint64_t key = static_cast<uint64_t>(from) * static_cast<uint64_t>(nranks()) + to;
+  if (!t_.dense.empty()) return t_.dense[key];
+  return hashedPair(key + 1);
+}
+
+// The id of route r in the routes, added when new.
 uint32_t Program::routeId(const Route& r) {
   auto hash = [](const Route& x) {
     uint64_t h = static_cast<uint64_t>(x.count);
@@ -134,45 +151,49 @@ uint32_t Program::routeId(const Route& r) {
     return x.count == y.count &&
            std::equal(x.hops.begin(), x.hops.begin() + x.count, y.hops.begin());
   };
-  if (2 * (routes_.size() + 1) > routeSlots_.size()) {  // at most half full
-    routeSlots_.assign(std::max<size_t>(1024, routeSlots_.size() * 2), 0);
-    for (size_t id = 0; id < routes_.size(); ++id) {
-      size_t j = hash(routes_[id]) & (routeSlots_.size() - 1);
-      while (routeSlots_[j] != 0) j = (j + 1) & (routeSlots_.size() - 1);
-      routeSlots_[j] = static_cast<uint32_t>(id + 1);
+  std::vector<uint32_t>& slots = t_.routeSlots;
+  ProgramTables::Routes& routes = t_.routes;
+  if (2 * (routes.size() + 1) > slots.size()) {  // at most half full
+    slots.assign(std::max<size_t>(1024, slots.size() * 2), 0);
+    for (size_t id = 0; id < routes.size(); ++id) {
+      size_t j = hash(routes[id]) & (slots.size() - 1);
+      while (slots[j] != 0) j = (j + 1) & (slots.size() - 1);
+      slots[j] = static_cast<uint32_t>(id + 1);
     }
   }
-  size_t j = hash(r) & (routeSlots_.size() - 1);
-  for (; routeSlots_[j] != 0; j = (j + 1) & (routeSlots_.size() - 1)) {
-    if (same(routes_[routeSlots_[j] - 1], r)) return routeSlots_[j] - 1;
+  size_t j = hash(r) & (slots.size() - 1);
+  for (; slots[j] != 0; j = (j + 1) & (slots.size() - 1)) {
+    if (same(routes[slots[j] - 1], r)) return slots[j] - 1;
   }
-  routes_.push_back(r);
-  routeSlots_[j] = static_cast<uint32_t>(routes_.size());
-  return routeSlots_[j] - 1;
+  routes.push_back(r);
+  slots[j] = static_cast<uint32_t>(routes.size());
+  return slots[j] - 1;
 }
 
-// The value slot of `key` in the open-addressing table (claimed for it when new: value -1).
-int32_t* Program::findSlot(uint64_t key) {
-  if (2 * (used_ + 1) > keys_.size()) {  // keep the table at most half full
-    std::vector<uint64_t> keys(keys_.size() * 2, 0);
-    std::vector<int32_t> values(keys.size(), -1);
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      if (keys_[i] == 0) continue;
-      size_t j = mix(keys_[i]) & (keys.size() - 1);
-      while (keys[j] != 0) j = (j + 1) & (keys.size() - 1);
-      keys[j] = keys_[i];
-      values[j] = values_[i];
+// The entry of `key` in the open-addressing table (claimed for it when new).
+PairEntry& Program::hashedPair(uint64_t key) {
+  std::vector<uint64_t>& keys = t_.keys;
+  std::vector<PairEntry>& values = t_.values;
+  if (2 * (t_.used + 1) > keys.size()) {  // keep the table at most half full
+    std::vector<uint64_t> k2(keys.size() * 2, 0);
+    std::vector<PairEntry> v2(k2.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (keys[i] == 0) continue;
+      size_t j = mix(keys[i]) & (k2.size() - 1);
+      while (k2[j] != 0) j = (j + 1) & (k2.size() - 1);
+      k2[j] = keys[i];
+      v2[j] = values[i];
     }
-    keys_.swap(keys);
-    values_.swap(values);
+    keys.swap(k2);
+    values.swap(v2);
   }
-  size_t j = mix(key) & (keys_.size() - 1);
-  while (keys_[j] != 0 && keys_[j] != key) j = (j + 1) & (keys_.size() - 1);
-  if (keys_[j] == 0) {
-    keys_[j] = key;
-    ++used_;
+  size_t j = mix(key) & (keys.size() - 1);
+  while (keys[j] != 0 && keys[j] != key) j = (j + 1) & (keys.size() - 1);
+  if (keys[j] == 0) {
+    keys[j] = key;
+    ++t_.used;
   }
-  return &values_[j];
+  return values[j];
 }
 
 Status Program::add(int rank, const schedule::Schedule& s) {
@@ -181,14 +202,22 @@ Status Program::add(int rank, const schedule::Schedule& s) {
   if (algorithm_.empty()) algorithm_ = s.algorithm;
   if (fabric_.hasBands()) workingSet_ = std::max(workingSet_, touchedBytes(s));
   const uint64_t elem = device::dataTypeSize(s.type);
-  if (steps_.empty()) {  // ranks' schedules are about as long as each other: grow once at most
-    steps_.reserve(s.steps().size() * static_cast<size_t>(nranks()) * 9 / 8 + 64);
+  Steps& steps = t_.steps;
+  if (steps.empty()) {  // ranks' schedules are about as long as each other: grow once at most
+    const size_t need = s.steps().size() * static_cast<size_t>(nranks()) * 9 / 8 + 64;
+    // At least twice the last capacity: address space only, and what a later, larger call
+    // would otherwise map afresh (and have cleared) once more.
+    if (need > steps.capacity()) steps.reserve(std::max(need, 2 * steps.capacity()));
   }
-  first_[static_cast<size_t>(rank)] = static_cast<uint32_t>(steps_.size());
+  first_[static_cast<size_t>(rank)] = static_cast<uint32_t>(steps.size());
   count_[static_cast<size_t>(rank)] = static_cast<uint32_t>(s.steps().size());
   for (const schedule::Step& st : s.steps()) {
+    if (st.count > kMaxStepBytes / std::max<uint64_t>(elem, 1)) {
+      return invalidArgument("rank {} step {}: {} elements of {} bytes exceed {} bytes", rank,
+                             &st - s.steps().data(), st.count, elem, kMaxStepBytes);
+    }
     SimStep out;
-    out.prim = st.prim;
+    out.primitive = static_cast<uint8_t>(st.prim);
     out.bytes = st.count * elem;
     if (!st.withNext) out.flags |= SimStep::kLastOfGroup;
     if (reduces(st.prim)) out.flags |= SimStep::kReduces;
@@ -197,27 +226,33 @@ Status Program::add(int rank, const schedule::Schedule& s) {
       out.flags |= SimStep::kMovesData;
     }
     const size_t index = static_cast<size_t>(&st - s.steps().data());
+    if (index + kAhead < s.steps().size()) prefetchPairs(rank, s.steps()[index + kAhead]);
     if (schedule::receives(st.prim)) {
-      TRN_TRY(checkPeer(rank, st.recvPeer, nranks(), index, st.prim));
+      if (!validPeer(rank, st.recvPeer, nranks()))
+        return peerError(rank, st.recvPeer, index, st.prim);
       auto c = connection(st.recvPeer, rank);
       if (!c) return c.status();
       out.recvConn = *c;
     }
     if (schedule::sends(st.prim)) {
-      TRN_TRY(checkPeer(rank, st.sendPeer, nranks(), index, st.prim));
+      if (!validPeer(rank, st.sendPeer, nranks()))
+        return peerError(rank, st.sendPeer, index, st.prim);
       auto c = connection(rank, st.sendPeer);
       if (!c) return c.status();
       out.sendConn = *c;
       if (st.sendPeer2 >= 0) {
-        TRN_TRY(checkPeer(rank, st.sendPeer2, nranks(), index, st.prim));
+        if (!validPeer(rank, st.sendPeer2, nranks())) {
+          return peerError(rank, st.sendPeer2, index, st.prim);
+        }
         auto c2 = connection(rank, st.sendPeer2);
         if (!c2) return c2.status();
-        out.sendConn2 = *c2;
+        out.flags |= SimStep::kSecondSend;
+        seconds_.emplace_back(static_cast<uint32_t>(steps.size()), *c2);
         ++sends_;
       }
       ++sends_;
     }
-    steps_.push_back(out);
+    steps.push_back(out);
   }
   return Status::ok();
 }

@@ -34,9 +34,35 @@ Result<Simulator> Simulator::create(const plan::TopologyView& view, const Engine
   return s;
 }
 
+// One set of the pool's tables, for the length of a call.
+class Simulator::Lease {
+ public:
+  explicit Lease(TablePool& pool) : pool_(pool) {
+    std::lock_guard<std::mutex> lock(pool_.mu);
+    if (pool_.idle.empty()) {
+      tables_ = std::make_unique<ProgramTables>();
+    } else {
+      tables_ = std::move(pool_.idle.back());
+      pool_.idle.pop_back();
+    }
+  }
+  ~Lease() {
+    std::lock_guard<std::mutex> lock(pool_.mu);
+    pool_.idle.push_back(std::move(tables_));
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ProgramTables* get() const { return tables_.get(); }
+
+ private:
+  TablePool& pool_;
+  std::unique_ptr<ProgramTables> tables_;
+};
+
 Result<Outcome> Simulator::schedules(const std::function<schedule::Schedule(int)>& build,
                                      Recorder* recorder) const {
-  Program program(*fabric_);
+  Lease tables(*tables_);
+  Program program(*fabric_, tables.get());
   for (int r = 0; r < nranks(); ++r) TRN_TRY(program.add(r, build(r)));
   return run(program, options_, recorder);
 }

@@ -7,6 +7,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 #include "algorithms/p2p/batch.h"
@@ -50,9 +52,18 @@ class Simulator {
   Result<Outcome> pointToPoint(int rank, const std::vector<algorithms::p2p::Op>& ops) const;
 
  private:
+  // The tables a call's Program leaves to the next (program.h): one set per call running at
+  // once, each taken by a call and given back at its end.
+  struct TablePool {
+    std::mutex mu;
+    std::vector<std::unique_ptr<ProgramTables>> idle;
+  };
+  class Lease;
+
   plan::TopologyView view_;
   std::shared_ptr<const Fabric> fabric_;
   EngineOptions options_;
+  std::shared_ptr<TablePool> tables_ = std::make_shared<TablePool>();
 };
 
 // The descriptor of `name` for args.coll, or null.

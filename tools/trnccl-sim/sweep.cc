@@ -194,7 +194,12 @@ Result<Sweep> runSweep(const Options& o, const Setup& setup) {
   const auto start = std::chrono::steady_clock::now();
   std::atomic<uint64_t> steps{0};
   const size_t groups = sw.groups.size();
-  TRN_TRY(parallelFor(sw.rows.size() * groups, o.jobs, [&](size_t task) -> Status {
+  // Largest sizes first: the costliest calls start while every thread has work left (the last
+  // to finish is then a short one), and the thread's tables grow to their largest at once
+  // instead of being mapped afresh as the sizes grow.
+  const size_t tasks = sw.rows.size() * groups;
+  TRN_TRY(parallelFor(tasks, o.jobs, [&](size_t reversed) -> Status {
+    const size_t task = tasks - 1 - reversed;
     Row& row = sw.rows[task / groups];
     auto cell = simulate(o, setup, sw.groups[task % groups], row.count, nullptr, steps);
     if (!cell) return cell.status();

@@ -260,6 +260,51 @@ TEST(SimEngine, UnmatchedSendIsAnError) {
       << out.status().message();
 }
 
+// A run that stopped on an error leaves a message queued; the thread's next run reuses the
+// tables and must not see it: rank 1's receive matches its own run's send (one EFA hop, 115).
+TEST(SimEngine, ARunAfterAFailedOneStartsClean) {
+  Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
+  auto failed = sim.schedules(
+      [](int r) { return r == 0 ? bytesSchedule(2, {{sendTo(1, 8)}}) : bytesSchedule(2, {}); });
+  ASSERT_FALSE(failed);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 1'000'000)}})
+                  : bytesSchedule(2, {{recvFrom(0, 1'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 115);
+  EXPECT_EQ(out->messages, 1u);
+}
+
+// Several messages on one connection at once (beyond the one its slot holds), matched in the
+// order each side began them, over the link of 1 GB/s and 2 µs; a copy of c bytes takes
+// 2c / 3000 µs (HBM 3 GB/s). The sizes differ, so a match out of order would be an error.
+//   Sender ahead: rank 0 sends 1000, 2000, 3000 B in three groups (link 0..1, 1..3, 3..6; they
+//   land at 3, 5, 8) while rank 1 copies 9000 B (6 µs), then receives all three: done at 8.
+//   Receiver ahead: rank 1 receives the three at 0; rank 0 copies (6 µs) then sends them in one
+//   group: link 6..7, 7..9, 9..12, so rank 0 is done at 12 and rank 1 at 14.
+TEST(SimEngine, MessagesQueueOnAConnectionInOrder) {
+  auto at = [](uintptr_t k) { return reinterpret_cast<std::byte*>(k << 16); };
+  const Step copy{.prim = Primitive::kCopy, .src = at(1), .dst = at(2), .count = 9000};
+  const std::vector<Step> sends{sendTo(1, 1000), sendTo(1, 2000), sendTo(1, 3000)};
+  const std::vector<Step> recvs{recvFrom(0, 1000), recvFrom(0, 2000), recvFrom(0, 3000)};
+  Simulator sim = simulatorFor(testing::twoChipsOneLink(), 2);
+  auto ahead = sim.schedules([&](int r) {
+    if (r == 0) return bytesSchedule(2, {{sends[0]}, {sends[1]}, {sends[2]}});
+    return bytesSchedule(2, {{copy}, recvs});
+  });
+  ASSERT_TRUE(ahead) << ahead.status().message();
+  EXPECT_DOUBLE_EQ(ahead->rankEndUs[0], 6);
+  EXPECT_DOUBLE_EQ(ahead->rankEndUs[1], 8);
+  EXPECT_EQ(ahead->messages, 3u);
+  auto behind = sim.schedules([&](int r) {
+    return r == 0 ? bytesSchedule(2, {{copy}, sends}) : bytesSchedule(2, {recvs});
+  });
+  ASSERT_TRUE(behind) << behind.status().message();
+  EXPECT_DOUBLE_EQ(behind->rankEndUs[0], 12);
+  EXPECT_DOUBLE_EQ(behind->rankEndUs[1], 14);
+}
+
 // The recorder sees every step (with its span) and every transfer on each resource it crossed.
 TEST(SimEngine, RecorderSeesStepsAndTransfers) {
   Simulator sim = simulatorFor(testing::oneChipInstancesOverEfa(), 2);
