@@ -2,9 +2,9 @@
 // block of S/C bytes across the R instances over its rail, as a ring (2(R-1) network steps of
 // S/(RC)) or as a double binary tree (2 ceil(log2 R) levels, pipelined in slices). The tree wins
 // at scale for small and medium sizes (64 instances: 12 levels instead of 126 steps); the ring
-// keeps two instances (where the trees are one link) and the largest sizes, where the tree's
-// pipeline fill costs more than the ring's extra steps. Estimate and build decide alike, from
-// the same model (CollArgs::links when building), so every rank builds the same step.
+// keeps a few instances (two, where the trees are one link; four on trn1) and the largest sizes,
+// where the tree's pipeline fill costs more than the ring's extra steps. Estimate and build decide
+// alike, from the same model (CollArgs::links when building), so every rank builds the same step.
 #include "algorithms/hierarchical.h"
 
 #include "algorithms/allreduce/tree.h"

@@ -80,7 +80,8 @@ void expectRailAligned(const char* topology, int nranks, size_t count, bool tree
 }
 
 TEST(Rails, HierarchyCrossesInstancesOnlyAlongRails) {
-  expectRailAligned("trn1.32xlarge", 128, 1024, true);             // 4 instances, tree step
+  expectRailAligned("trn1.32xlarge", 256, 1024, true);             // 8 instances, tree step
+  expectRailAligned("trn1.32xlarge", 128, 1024, false);            // 4 instances: a ring
   expectRailAligned("trn1.32xlarge", 128, (64 << 20) / 4, false);  // ring step
   expectRailAligned("trn2.48xlarge", 256, 1024, false);            // 2 instances: a ring
 }
