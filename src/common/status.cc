@@ -2,6 +2,11 @@
 
 namespace trnccl {
 
+const std::string& Status::noMessage() {
+  static const std::string empty;
+  return empty;
+}
+
 const char* codeName(Code code) {
   switch (code) {
     case Code::kOk:

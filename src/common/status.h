@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -24,24 +25,40 @@ enum class Code : int {
   kTimeout = 8,
 };
 
+// An ok Status is one null pointer: the hot path builds, moves and destroys dozens per call
+// (every TRN_TRY, every Result<T>), and a std::string member cost ~5-10 instructions each time
+// (src/device/README.md, "Instructions per small call"). Only an error allocates.
 class [[nodiscard]] Status {
  public:
   Status() = default;
+  // A code of kOk makes an ok Status: the message and peer of a success are not kept.
   Status(Code code, std::string message, int peer = -1)
-      : code_(code), message_(std::move(message)), peer_(peer) {}
+      : error_(code == Code::kOk ? nullptr : new Error{code, std::move(message), peer}) {}
+  Status(const Status& other) : error_(other.error_ ? new Error(*other.error_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other) error_.reset(other.error_ ? new Error(*other.error_) : nullptr);
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
 
   static Status ok() { return {}; }
 
-  bool isOk() const { return code_ == Code::kOk; }
+  bool isOk() const { return error_ == nullptr; }
   explicit operator bool() const { return isOk(); }
-  Code code() const { return code_; }
-  const std::string& message() const { return message_; }
-  int peer() const { return peer_; }
+  Code code() const { return error_ ? error_->code : Code::kOk; }
+  const std::string& message() const { return error_ ? error_->message : noMessage(); }
+  int peer() const { return error_ ? error_->peer : -1; }
 
  private:
-  Code code_ = Code::kOk;
-  std::string message_;
-  int peer_ = -1;
+  struct Error {
+    Code code;
+    std::string message;
+    int peer;
+  };
+  static const std::string& noMessage();  // the empty message of every ok Status
+
+  std::unique_ptr<Error> error_;
 };
 
 // Builds an error Status with a fmt-formatted message.

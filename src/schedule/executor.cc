@@ -37,8 +37,8 @@ class StepRun {
     bytes_ = step.count * elem_;
   }
 
-  Status begin(const ExecContext& ctx, std::vector<uint32_t>& sendIdx,
-               std::vector<uint32_t>& recvIdx) {
+  // `m`: the step's message numbers within the call (Layout), for collectives' tags.
+  Status begin(const ExecContext& ctx, const Layout::Messages& m) {
     if (step_.prim == Primitive::kCopy) {
       if (dst_ != src_) std::memmove(dst_, src_, bytes_);
       recvDone_ = sendDone_ = true;
@@ -53,16 +53,16 @@ class StepRun {
     if (receives(step_.prim)) {
       in_ = connection(ctx, step_.recvPeer);
       if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
-      uint64_t tag = s_.p2p ? p2pTag((*ctx.p2pReceived)[step_.recvPeer]++)
-                            : messageTag(ctx.seq, recvIdx[step_.recvPeer]++);
+      uint64_t tag =
+          s_.p2p ? p2pTag((*ctx.p2pReceived)[step_.recvPeer]++) : messageTag(ctx.seq, m.recv);
       TRN_TRY(in_->beginRecv(tag, bytes_));
     } else {
       recvDone_ = true;
     }
     if (sends(step_.prim)) {
-      TRN_TRY(out_[0].begin(ctx, s_.p2p, step_.sendPeer, sendIdx, bytes_));
+      TRN_TRY(out_[0].begin(ctx, s_.p2p, step_.sendPeer, m.send, bytes_));
       if (step_.sendPeer2 >= 0) {
-        TRN_TRY(out_[1].begin(ctx, s_.p2p, step_.sendPeer2, sendIdx, bytes_));
+        TRN_TRY(out_[1].begin(ctx, s_.p2p, step_.sendPeer2, m.send2, bytes_));
       }
     } else {
       sendDone_ = true;
@@ -172,11 +172,10 @@ class StepRun {
     size_t sent = 0;  // bytes the transport took
     bool done = false;
 
-    Status begin(const ExecContext& ctx, bool p2p, int peer, std::vector<uint32_t>& sendIdx,
-                 size_t bytes) {
+    Status begin(const ExecContext& ctx, bool p2p, int peer, uint32_t message, size_t bytes) {
       conn = connection(ctx, peer);
       if (conn == nullptr) return internalError("no connection to rank {}", peer);
-      uint64_t tag = p2p ? p2pTag((*ctx.p2pSent)[peer]++) : messageTag(ctx.seq, sendIdx[peer]++);
+      uint64_t tag = p2p ? p2pTag((*ctx.p2pSent)[peer]++) : messageTag(ctx.seq, message);
       return conn->beginSend(tag, bytes);
     }
 
@@ -225,8 +224,7 @@ Status checkLinks(const ExecContext& ctx) {
 // Waits until `ready()` is true, polling with `poll` and waiting (waiting.h) in between;
 // fails on abort, deadline or a dead peer.
 template <typename Poll, typename Ready>
-Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll poll,
-                     Ready ready) {
+Status progressUntil(const ExecContext& ctx, std::span<const int> peers, Poll poll, Ready ready) {
   // The first poll, before any wait state is set up: a small call's step often completes in it
   // (its sends go at once, its data may be there), and the wait state (the policy, this
   // thread's budget, a thread_local of a shared library) cost ~80 instructions per step.
@@ -301,7 +299,6 @@ Status progressUntil(const ExecContext& ctx, const std::vector<int>& peers, Poll
 
 // Per-thread bookkeeping of execute(), kept between calls.
 struct Buffers {
-  std::vector<uint32_t> sendIdx, recvIdx;  // messages so far per peer, this call
   std::vector<Connection*> unfinished;
   std::vector<StepRun> runs;
   std::vector<int> peers;
@@ -327,33 +324,25 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     TRN_TRACE(kSched, "{} rank {}: {}", ctx.what.str(), ctx.rank, schedule.dump());
   }
   const ScratchMemory scratch(schedule.scratchBytes(), ctx.scratch);
+  // Groups, their peers and the steps' message numbers are the schedule's, derived once.
+  const Layout& layout = schedule.layout();
   // The run's bookkeeping reuses this thread's buffers: no allocation per call once they have
   // grown (a stream worker runs one schedule at a time).
   Buffers& b = threadBuffers();
-  b.sendIdx.assign(ctx.conns.size(), 0);
-  b.recvIdx.assign(ctx.conns.size(), 0);
-  auto& sendIdx = b.sendIdx;
-  auto& recvIdx = b.recvIdx;
   auto& unfinished = b.unfinished;  // connections that may still read a source buffer
   auto& runs = b.runs;
   auto& peers = b.peers;
   unfinished.clear();
   const auto& steps = schedule.steps();
-  for (size_t first = 0; first < steps.size();) {
-    size_t last = first;
-    while (last + 1 < steps.size() && steps[last].withNext) ++last;
+  for (const Layout::Group& group : layout.groups) {
     runs.clear();
-    runs.reserve(last - first + 1);  // no reallocation below: a StepRun's address is stable
-    peers.clear();
-    for (size_t i = first; i <= last; ++i) {
+    runs.reserve(group.last - group.first + 1);  // no reallocation: a StepRun's address is stable
+    for (uint32_t i = group.first; i <= group.last; ++i) {
       runs.emplace_back(schedule, steps[i], scratch);
-      TRN_TRY(runs.back().begin(ctx, sendIdx, recvIdx));
-      for (int p : {steps[i].recvPeer, steps[i].sendPeer, steps[i].sendPeer2}) {
-        if (p >= 0) peers.push_back(p);
-      }
+      TRN_TRY(runs.back().begin(ctx, layout.messages[i]));
     }
     TRN_TRY(progressUntil(
-        ctx, peers,
+        ctx, layout.peersOf(group),
         [&](bool& progressed) {
           for (auto& run : runs) TRN_TRY(run.poll(progressed));
           // Keep driving earlier sends too: with manual progress (libfabric) their bytes leave
@@ -367,15 +356,19 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
           return Status::ok();
         },
         [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r.done(); }); }));
+    // A connection whose sends are already released (an shm LL message is, once written) is
+    // not watched any further: most small calls never fill `unfinished`.
     for (auto& run : runs) {
       for (Connection* c : run.senders()) {
-        if (c != nullptr &&
-            std::find(unfinished.begin(), unfinished.end(), c) == unfinished.end()) {
-          unfinished.push_back(c);
+        if (c == nullptr ||
+            std::find(unfinished.begin(), unfinished.end(), c) != unfinished.end()) {
+          continue;
         }
+        Result<bool> d = c->sendDone();
+        if (!d) return d.status();
+        if (!*d) unfinished.push_back(c);
       }
     }
-    first = last + 1;
   }
   // The caller may reuse its buffers once we return: wait until no peer still reads them.
   peers.clear();

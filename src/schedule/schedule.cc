@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace trnccl::schedule {
 
 const char* primitiveName(Primitive p) {
@@ -29,6 +32,7 @@ const char* primitiveName(Primitive p) {
 void Schedule::add(const Step& step) { addGroup({&step, 1}); }
 
 void Schedule::addGroup(std::span<const Step> group) {
+  layout_.reset();
   const size_t before = steps_.size();
   for (const Step& st : group) {
     if (st.count == 0) continue;
@@ -36,6 +40,50 @@ void Schedule::addGroup(std::span<const Step> group) {
     steps_.back().withNext = true;
   }
   if (steps_.size() > before) steps_.back().withNext = false;
+}
+
+const Layout& Schedule::LayoutCache::keep(std::unique_ptr<Layout> made) const {
+  Layout* expected = nullptr;
+  if (layout_.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel)) {
+    return *made.release();
+  }
+  return *expected;  // another thread's, kept first; `made` goes
+}
+
+const Layout& Schedule::layout() const {
+  if (const Layout* kept = layout_.get()) return *kept;
+  auto made = std::make_unique<Layout>();
+  made->messages.resize(steps_.size());
+  // Messages so far per peer, each way (a map: peers are few per schedule, ranks may be many).
+  std::unordered_map<int, uint32_t> sent, received;
+  for (size_t first = 0; first < steps_.size();) {
+    size_t last = first;
+    while (last + 1 < steps_.size() && steps_[last].withNext) ++last;
+    Layout::Group g;
+    g.first = static_cast<uint32_t>(first);
+    g.last = static_cast<uint32_t>(last);
+    g.peersBegin = static_cast<uint32_t>(made->peers.size());
+    for (size_t i = first; i <= last; ++i) {
+      const Step& st = steps_[i];
+      Layout::Messages& m = made->messages[i];
+      if (receives(st.prim)) m.recv = received[st.recvPeer]++;
+      if (sends(st.prim)) {
+        m.send = sent[st.sendPeer]++;
+        if (st.sendPeer2 >= 0) m.send2 = sent[st.sendPeer2]++;
+      }
+      for (int p : {receives(st.prim) ? st.recvPeer : -1, sends(st.prim) ? st.sendPeer : -1,
+                    sends(st.prim) ? st.sendPeer2 : -1}) {
+        auto begin = made->peers.begin() + g.peersBegin;
+        if (p >= 0 && std::find(begin, made->peers.end(), p) == made->peers.end()) {
+          made->peers.push_back(p);
+        }
+      }
+    }
+    g.peersEnd = static_cast<uint32_t>(made->peers.size());
+    made->groups.push_back(g);
+    first = last + 1;
+  }
+  return layout_.keep(std::move(made));
 }
 
 std::byte* Schedule::allocScratch(size_t bytes) {

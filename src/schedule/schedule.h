@@ -5,6 +5,7 @@
 // schedule could be dumped (TRNCCL_DEBUG=TRACE, TRNCCL_DEBUG_SUBSYS=SCHED) or simulated.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -61,6 +62,28 @@ struct Step {
   bool withNext = false;
 };
 
+// What the executor derives from a schedule's steps, once per schedule rather than per call
+// (issue 14: a cached plan runs thousands of times): where each group begins and ends, the
+// distinct peers each group waits for, and each step's message numbers on its connections
+// within the call (a connection carries its messages in order; the tag names the number).
+struct Layout {
+  struct Group {
+    uint32_t first = 0, last = 0;           // steps [first, last]
+    uint32_t peersBegin = 0, peersEnd = 0;  // in peers
+  };
+  // The n-th message of this call received from recvPeer, sent to sendPeer and to sendPeer2.
+  struct Messages {
+    uint32_t recv = 0, send = 0, send2 = 0;
+  };
+  std::vector<Group> groups;
+  std::vector<int> peers;
+  std::vector<Messages> messages;  // by step
+
+  std::span<const int> peersOf(const Group& g) const {
+    return {peers.data() + g.peersBegin, peers.data() + g.peersEnd};
+  }
+};
+
 // The steps are a sequence of groups; the executor runs one group at a time, the steps of a
 // group concurrently. The container keeps the grouping rule in one place: a step with count 0
 // moves nothing and is dropped, and dropping it never ends or splits a group (both sides of a
@@ -91,11 +114,36 @@ class Schedule {
   // Bytes of scratch space the steps use (regions 64-byte aligned).
   size_t scratchBytes() const { return scratchBytes_; }
 
+  // The steps' Layout, derived at the first use after the last step was added (thread-safe:
+  // concurrent first uses may both derive it; one copy is kept).
+  const Layout& layout() const;
+
   std::string dump() const;
 
  private:
+  // Holds the derived Layout. A copy or move of the schedule starts without one, and adding a
+  // step drops it.
+  class LayoutCache {
+   public:
+    LayoutCache() = default;
+    LayoutCache(const LayoutCache&) {}
+    LayoutCache& operator=(const LayoutCache&) {
+      reset();
+      return *this;
+    }
+    ~LayoutCache() { reset(); }
+    const Layout* get() const { return layout_.load(std::memory_order_acquire); }
+    // Keeps `made` unless another thread kept one first; returns the one kept.
+    const Layout& keep(std::unique_ptr<Layout> made) const;
+    void reset() { delete layout_.exchange(nullptr, std::memory_order_acq_rel); }
+
+   private:
+    mutable std::atomic<Layout*> layout_{nullptr};
+  };
+
   std::vector<Step> steps_;
   size_t scratchBytes_ = 0;
+  LayoutCache layout_;
 };
 
 // The scratch space of every schedule starts at this address, which no real buffer has: it

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,52 @@ TEST(Primitives, LocalReduceAndDuplicatedWrite) {
       .prim = Primitive::kRecvCopySend, .recvPeer = 1, .sendPeer = 3, .sendPeer2 = 5, .count = 4});
   EXPECT_NE(s.dump().find("recvCopySend       recv   1 send   3,5 "), std::string::npos)
       << s.dump();
+}
+
+// The Layout the executor runs by: groups as the steps' withNext says, each group's distinct
+// peers, and each step's message numbers per connection (what goes into its tags); derived
+// once, dropped when a step is added, not carried by copies.
+TEST(ScheduleLayout, GroupsPeersAndMessageNumbers) {
+  Schedule s;
+  s.addGroup({sendTo(1, 4), recvFrom(1, 4), recvFrom(2, 4)});
+  s.add(Step{.prim = Primitive::kRecvReduceSend,
+             .recvPeer = 2,
+             .sendPeer = 1,
+             .sendPeer2 = 3,
+             .count = 4});
+  s.add(Step{.prim = Primitive::kCopy, .count = 4});
+  s.add(recvFrom(1, 4));
+  const Layout& l = s.layout();
+  ASSERT_EQ(l.groups.size(), 4u);
+  EXPECT_EQ(l.groups[0].first, 0u);
+  EXPECT_EQ(l.groups[0].last, 2u);
+  EXPECT_EQ(l.groups[1].first, 3u);
+  EXPECT_EQ(l.groups[1].last, 3u);
+  using Peers = std::vector<int>;
+  auto peers = [&](size_t g) {
+    std::span<const int> p = l.peersOf(l.groups[g]);
+    return Peers(p.begin(), p.end());
+  };
+  EXPECT_EQ(peers(0), (Peers{1, 2}));
+  EXPECT_EQ(peers(1), (Peers{2, 1, 3}));
+  EXPECT_EQ(peers(2), Peers{});
+  EXPECT_EQ(peers(3), Peers{1});
+  ASSERT_EQ(l.messages.size(), 6u);
+  EXPECT_EQ(l.messages[0].send, 0u);   // first to 1
+  EXPECT_EQ(l.messages[1].recv, 0u);   // first from 1
+  EXPECT_EQ(l.messages[2].recv, 0u);   // first from 2
+  EXPECT_EQ(l.messages[3].recv, 1u);   // second from 2
+  EXPECT_EQ(l.messages[3].send, 1u);   // second to 1
+  EXPECT_EQ(l.messages[3].send2, 0u);  // first to 3
+  EXPECT_EQ(l.messages[5].recv, 1u);   // second from 1
+  EXPECT_EQ(&s.layout(), &l);          // derived once
+
+  Schedule copy = s;
+  EXPECT_NE(&copy.layout(), &l);
+  EXPECT_EQ(copy.layout().groups.size(), 4u);
+  s.add(recvFrom(1, 4));
+  EXPECT_EQ(s.layout().groups.size(), 5u);
+  EXPECT_EQ(s.layout().messages[6].recv, 2u);
 }
 
 }  // namespace
