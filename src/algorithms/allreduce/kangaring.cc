@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "algorithms/cost.h"
 #include "algorithms/patterns.h"
@@ -184,12 +185,49 @@ schedule::Schedule kangaRing(const CollArgs& a) {
   return s;
 }
 
-// The schedule's groups run in lockstep: per iteration of the chips' ring (m blocks per
-// channel), 2m groups, each as long as the slower of its ring step and its chip chains. A ring
-// step sends a block over a chip link (reduced in the reduce-scatter half); its receiver
-// forwards from the first piece, so the link's latency overlaps the transfer. A chain passes a
-// block through the P - 1 DMA hops of the chip: each rank's DMA queue sends the block of every
-// channel (the up chain reduces it), and each hop adds a message and a latency.
+// How many DMA hops a chip's chains cost per group, where the channels' chains depend on each
+// other. A rank begins a group when every step of its previous group is over, so where rank a
+// precedes rank b on one channel's chain (d hops) and b precedes a on another's (d' hops), a
+// block reaches b d hops after a began its group, and a's next group waits for b's chain to
+// reach it d' hops after b began: (d + d') / 2 hops a group. The worst such pair of the chains
+// (one chain alone has none: its ranks run ahead, a stage apart; two chains on 8 cores in
+// opposite directions, 7 -> 2 and 2 -> 7: 5 hops a group). Longer cycles alternate the same
+// chains and do not wait longer.
+double chainCycleHops(int P, int channels) {
+  std::vector<std::vector<int>> pos;  // per channel, each core's place on its up chain
+  for (int c = 0; c < channels; ++c) {
+    const std::vector<int> chain = upChain(P, c);
+    std::vector<int> at(static_cast<size_t>(P));
+    for (int i = 0; i < P; ++i) at[static_cast<size_t>(chain[static_cast<size_t>(i)])] = i;
+    pos.push_back(std::move(at));
+  }
+  double worst = 0;
+  for (int c = 0; c < channels; ++c) {
+    for (int c2 = c + 1; c2 < channels; ++c2) {
+      for (size_t x = 0; x < static_cast<size_t>(P); ++x) {
+        for (size_t y = 0; y < static_cast<size_t>(P); ++y) {
+          const int d = pos[c][y] - pos[c][x], d2 = pos[c2][x] - pos[c2][y];
+          if (d > 0 && d2 > 0) worst = std::max(worst, (d + d2) / 2.0);
+        }
+      }
+    }
+  }
+  return worst;
+}
+
+// The schedule's groups (docs/SIMULATOR.md, eighth session): per iteration of the chips' ring
+// (m blocks per channel), m groups with the up chains (the reduce-scatter half) and m with the
+// down chains (the all-gather half). A ring step sends a block over a chip link (reduced in
+// the reduce-scatter half; in the all-gather half also written down the chip: two messages);
+// its receiver forwards a piece once it has it (and reduced it), so the step lasts the slower
+// of the rank's own work and its predecessor's message, latency and piece. A chain's rank
+// forwards a piece the same way through its DMA queue, so its ranks run ahead of one another
+// a stage apart (a block streamed, or reduced), and a group waits for the chains' hops only
+// where the channels' chains wait for each other (chainCycleHops; the channels' blocks pass a
+// rank at different moments, so a stage is one block). Each iteration fills the up chain
+// (its first block's way from the chain's top to the primary) before its first ring step, and
+// its last block goes down the chain before the next iteration's chain can leave its top.
+// Before: every group paid the chains' P - 1 hops (2x the simulated time on 8 Trn2 chips).
 double estimate(const CollArgs& a, const LinkModel& m) {
   const double chips = static_cast<double>(a.shape->chips.size());
   const int P = std::max(1, a.shape->ranksPerChip);
@@ -198,24 +236,32 @@ double estimate(const CollArgs& a, const LinkModel& m) {
   const double iterations =
       std::max(1.0, std::ceil(part / (chips * std::max<size_t>(1, a.sliceBytes))));
   const double block = part / (iterations * chips);
+  const double piece = std::min(block, kForwardPieceBytes);
   const LinkCost link = intraLink(m), chip = dmaLink(m);
-  const double transfer = block / (link.bandwidth * 1e3);
-  const double firstPiece =
-      link.latencyUs + std::min(block, kForwardPieceBytes) / (link.bandwidth * 1e3);
   auto ring = [&](bool reduce) {
+    const double transfer = block / (link.bandwidth * 1e3);
     const double work = reduce ? std::max(transfer, reduceUs(m, block)) : transfer;
-    return m.messageUs + std::max(work, firstPiece);
+    const double hop =
+        link.latencyUs + piece / (link.bandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
+    return (reduce ? 1 : 2) * m.messageUs + std::max(work, hop);
   };
-  auto chain = [&](bool reduce) {
-    const double stream = C * block / (chip.bandwidth * 1e3);
-    const double work = reduce ? std::max(stream, reduceUs(m, block)) : stream;
-    return P > 1 ? work + (P - 1) * (m.messageUs + chip.latencyUs) : 0.0;
+  const double arrive = m.messageUs + chip.latencyUs + piece / (chip.bandwidth * 1e3);
+  const double hopUp = arrive + reduceUs(m, piece), hopDown = arrive;
+  const double stream = block / (chip.bandwidth * 1e3);
+  const double stageUp = std::max(stream, reduceUs(m, block)), stageDown = stream;
+  const double cycle = chainCycleHops(P, C);
+  auto chain = [&](double hop, double stage) {
+    return cycle > 0 ? (cycle - 1) * hop + arrive + stage : m.messageUs + stage;
   };
-  // Per iteration: m groups with the up chains (the reduce-scatter half), m with the down
-  // chains (the all-gather half).
-  const double up = std::max(ring(true), chain(true));
-  const double down = std::max(ring(false), chain(false));
-  return iterations * chips * (up + down);
+  const double up = std::max(ring(true), chain(hopUp, stageUp));
+  const double down = std::max(ring(false), chain(hopDown, stageDown));
+  const double fill = P > 1 ? arrive + (P - 2) * hopUp + stageUp : 0;
+  const double drain = (P - 1) * hopDown;
+  // The ring's first step only sends (a message and the block); then m - 1 steps reduce and
+  // m - 1 pass the final blocks on.
+  const double send = m.messageUs + block / (link.bandwidth * 1e3);
+  return iterations * (std::max(fill, chain(hopUp, stageUp)) +
+                       std::max(send, chain(hopUp, stageUp)) + (chips - 1) * (up + down) + drain);
 }
 
 }  // namespace

@@ -117,5 +117,48 @@ TEST(Estimates, RingAcrossInstancesCrossesTheNetworkOncePerInstance) {
   EXPECT_NEAR(estimateOf("ring", a, view->links), 210.9, 21.1);
 }
 
+// 64 ranks of trn2.48xlarge (8 chips of 8 cores, one chip ring), KangaRing all-reduce of 2 MiB:
+// one iteration of 256 KiB blocks. The up chain (7 -> 0) fills once: the first piece arrives
+// (a message, 0.5 us and 64 KiB through the DMA queue at 362.5 GB/s), each further hop also
+// reduces its piece (three passes of HBM at 362.5 GB/s), the primary reduces the whole block;
+// then the chain's ranks run ahead a stage apart, so each group lasts the primary's ring step:
+// the send, 7 reducing steps (forwarded after a piece's latency, transfer at 256 GB/s and
+// reduction) and 7 passing the final blocks on (two messages: the ring's and the chip's); the
+// last block goes down the chain's 7 hops. trnccl-sim: 50.9 us. Before: 101.5 us (every group
+// paid the chain's 7 hops), and torus2d, 66 % slower, was picked.
+TEST(Estimates, KangaRingChainFillsOncePerIteration) {
+  auto view = describeTopology("trn2.48xlarge", 64);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 524288);
+  const double dma = 362.5e3, link = 256e3, arrive = 0.2 + 0.5 + 65536 / dma;
+  const double reduceBlock = 3 * 262144 / dma, reducePiece = 3 * 65536 / dma;
+  const double fill = arrive + 6 * (arrive + reducePiece) + reduceBlock;
+  const double second = 0.2 + reduceBlock;  // the chain's next block, longer than the send
+  const double up = 0.2 + 1.5 + 65536 / link + reducePiece;
+  const double down = 0.4 + 1.5 + 65536 / link;
+  EXPECT_NEAR(estimateOf("kangaring", a, view->links), fill + second + 7 * (up + down) + 7 * arrive,
+              1e-3);
+}
+
+// 128 ranks of trn2.48xlarge (16 chips, two chip rings): the channels' up chains run through
+// a chip's cores in opposite directions (7 -> 0 and 2 -> 7 -> 1), and a rank begins a group
+// only when both of its chain steps are over, so core 2 waits for core 7's block (5 hops) and
+// core 7 for core 2's: every group of the reduce-scatter half lasts 5 hops and a block's
+// reduction (8.75 us simulated a group), those of the all-gather half 5 hops and a block.
+// trnccl-sim: 224.8 us at 8 MiB; the old estimate charged 7 hops a group (214.7 us, but 2x
+// at 64 ranks, where one chain runs ahead).
+TEST(Estimates, KangaRingOppositeChainsWaitForEachOther) {
+  auto view = describeTopology("trn2.48xlarge", 128);
+  ASSERT_TRUE(view) << view.status().message();
+  ASSERT_EQ(view->shape->chipRings.size(), 2u);
+  const CollArgs a = call(*view, Collective::kAllReduce, 2097152);
+  const double dma = 362.5e3, arrive = 0.2 + 0.5 + 65536 / dma;
+  const double hopUp = arrive + 3 * 65536 / dma, reduceBlock = 3 * 262144 / dma;
+  const double fill = arrive + 6 * hopUp + reduceBlock;
+  const double up = 4 * hopUp + arrive + reduceBlock, down = 5 * arrive + 262144 / dma;
+  EXPECT_NEAR(estimateOf("kangaring", a, view->links), fill + 16 * up + 15 * down + 7 * arrive,
+              1e-3);
+}
+
 }  // namespace
 }  // namespace trnccl::plan

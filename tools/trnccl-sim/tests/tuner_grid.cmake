@@ -59,7 +59,13 @@ set(cases
   # torus2d's columns across instances, the hierarchy's pipelined rows.
   "trn2.48xlarge-lnc2 --instances 2|allreduce"
   # A direct round over Z links covers every rank.
-  "trn2-ultraserver --ranks 256|allgather|-b 4K -e 1G -f 64")
+  "trn2-ultraserver --ranks 256|allgather|-b 4K -e 1G -f 64"
+  # s8tune2: KangaRing's chains fill once per iteration and run ahead of their primary
+  # (one chip ring), or wait for each other's hops (two).
+  "trn2.48xlarge --ranks 32|allreduce|-b 512K -e 32M -f 2"
+  "trn2.48xlarge --ranks 64|allreduce|-b 512K -e 32M -f 2"
+  "trn2.48xlarge-lnc2 --ranks 32|allreduce|-b 512K -e 32M -f 2"
+  "trn2.48xlarge-lnc2 --ranks 64|allreduce|-b 512K -e 32M -f 2")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
