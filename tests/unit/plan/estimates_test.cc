@@ -100,6 +100,25 @@ TEST(Estimates, BruckFollowsEachPairsLink) {
   EXPECT_NEAR(estimateOf("bruck", a, view->links), 3 * (0.2 + 1.5), 0.02);
 }
 
+// 16 ranks on 2 Trn2 chips, rdh all-reduce of 8 MiB. Halving at distance 8: the 8 ranks of a
+// chip send 4 MiB each over the one NeuronLink (256 GB/s), which serves them one after another
+// (16.384 us each, after a 0.2 us message); each reduces its half (3 x 4 MiB of HBM at 362.5
+// GB/s: 34.71 us) as it streams in, so the last rank has it at 0.2 + 7 x 16.384 + 34.71 + 1.5
+// us. The three on-chip levels (2, 1, 0.5 MiB through the DMA queue at 362.5 GB/s, reduced at
+// twice that time) pair the chip's ranks, so all wait for the last; the doubling's on-chip
+// levels, then 8 x 4 MiB over the link again. trnccl-sim: 327.6 us. Before: 310.2 (every
+// off-chip level charged at the full share, the reduction as if it had the share's time).
+TEST(Estimates, RdhLinkServesTheChipsRanksInTurn) {
+  auto view = describeTopology("trn2.48xlarge", 16);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 2 << 20);
+  const double each = 4194304 / 256e3, reduce = 3 * 4194304 / 362.5e3;
+  const double onChip = (2097152 + 1048576 + 524288) / 362.5e3;
+  const double halving = 0.2 + 7 * each + reduce + 1.5 + 3 * 0.7 + 3 * onChip;
+  const double doubling = 3 * 0.7 + onChip + 0.2 + 8 * each + 1.5;
+  EXPECT_NEAR(estimateOf("rdh", a, view->links), halving + doubling, 1e-2);
+}
+
 // 256 ranks of the Trn2 UltraServer (4 instances joined by Z links): a direct round's 255
 // messages all leave through the rank's DMA queue, so the last lands no earlier than 255
 // messages in. Before, the round's facts were those of one instance's 64 ranks.

@@ -72,7 +72,11 @@ set(cases
   # across 2 instances beats the hierarchy at 512 KiB.
   "trn2.48xlarge-lnc2 --ranks 64|reducescatter|-b 8 -e 1G -f 4"
   "trn2.48xlarge --ranks 64|reducescatter|-b 8 -e 1G -f 4"
-  "trn2.48xlarge --instances 2|allgather|-b 8 -e 1G -f 4")
+  "trn2.48xlarge --instances 2|allgather|-b 8 -e 1G -f 4"
+  # s9tune: rdh's off-chip levels served one rank after another, the stagger carried into the
+  # next level, the chip's ranks meeting again at the on-chip levels.
+  "trn2.48xlarge --ranks 64|allreduce|-b 4K -e 1G -f 64"
+  "trn2-ultraserver --ranks 64|allreduce|-b 4K -e 1G -f 64")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
