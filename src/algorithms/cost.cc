@@ -102,37 +102,71 @@ LinkCost partnerLink(const LinkModel& m) {
   return over({m.intraLatencyUs * hops, m.intraBandwidth / hops}, m.transports.intra);
 }
 
+namespace {
+// A level's pairs by where the partner is, on the hardware alone (LevelClasses).
+struct LevelHardware {
+  LevelClasses links;
+  double offChip = 0, across = 0;  // shares of the pairs
+  bool network = false;            // the other instances' pairs cross the network
+};
+
+LevelHardware levelHardware(const LinkModel& m, const PartnerLevel& l) {
+  const double perChip = std::max(1, m.ranksPerChip);
+  const double hops = std::max(1.0, l.hops);
+  const double senders = std::max(1.0, std::round(l.offChip * perChip));
+  LevelHardware h;
+  h.offChip = l.offChip;
+  h.across = std::min(l.offInstance, l.offChip);
+  h.links.chip = {m.chipLatencyUs, m.chipBandwidth / perChip};
+  h.links.offChip = {m.intraLatencyUs * hops, m.intraBandwidth / (hops * senders), hops * senders};
+  h.links.offInstance = h.links.offChip;
+  if (m.multiInstance) {
+    // A rank's share of its rail (interBandwidth counts the rail's ranks), whose send queue
+    // issues their messages one after another.
+    h.links.offInstance = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs,
+                           m.interBandwidth, static_cast<double>(std::max(1, m.ranksPerRail))};
+    h.network = true;
+  } else if (m.crossBandwidth > 0) {
+    h.links.offInstance = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders),
+                           hops * senders};
+  }
+  return h;
+}
+}  // namespace
+
+LevelClasses levelClasses(const LinkModel& m,
+                          const std::array<PartnerLevel, kPartnerLevels>& levels, int k) {
+  if (k < 0 || k >= std::min(m.partnerLevels, kPartnerLevels)) {
+    const LinkCost l = partnerLink(m);
+    return {l, l, l};
+  }
+  LevelHardware h = levelHardware(m, levels[static_cast<size_t>(k)]);
+  h.links.chip = over(h.links.chip, m.transports.intra);
+  h.links.offChip = over(h.links.offChip, m.transports.intra);
+  h.links.offInstance =
+      over(h.links.offInstance, h.network ? m.transports.inter : m.transports.intra);
+  return h.links;
+}
+
 LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLevels>& levels,
                    int k) {
   if (k < 0 || k >= std::min(m.partnerLevels, kPartnerLevels)) return partnerLink(m);
-  const PartnerLevel& l = levels[static_cast<size_t>(k)];
+  const LevelHardware h = levelHardware(m, levels[static_cast<size_t>(k)]);
   // The bandwidth is the slowest class's (every rank moves the level's bytes at once); the
   // latency each class's weighted by its share of the pairs (a rank's path through the levels
   // meets the slow pairs that often).
-  const double perChip = std::max(1, m.ranksPerChip);
   double latency = 0, bandwidth = std::numeric_limits<double>::infinity();
   double sharers = 1;
-  if (l.offChip < 1) {  // partners on the chip: the rank's own DMA queue
-    latency = (1 - l.offChip) * m.chipLatencyUs;
-    bandwidth = m.chipBandwidth / perChip;
+  if (h.offChip < 1) {  // partners on the chip: the rank's own DMA queue
+    latency = (1 - h.offChip) * h.links.chip.latencyUs;
+    bandwidth = h.links.chip.bandwidth;
   }
   const TransportCost* t = m.transports.intra;
-  if (l.offChip > 0) {
-    const double hops = std::max(1.0, l.hops);
-    const double senders = std::max(1.0, std::round(l.offChip * perChip));
-    const double across = std::min(l.offInstance, l.offChip);
-    LinkCost path{m.intraLatencyUs * hops, m.intraBandwidth / (hops * senders), hops * senders};
-    if (across > 0 && m.multiInstance) {
-      // A rank's share of its rail (interBandwidth counts the rail's ranks), whose send queue
-      // issues their messages one after another.
-      path = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs, m.interBandwidth,
-              static_cast<double>(std::max(1, m.ranksPerRail))};
-      t = m.transports.inter;
-    } else if (across > 0 && m.crossBandwidth > 0) {
-      path = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders), hops * senders};
-    }
-    const double within = (l.offChip - across) * m.intraLatencyUs * hops;
-    latency += across > 0 ? within + across * path.latencyUs : l.offChip * path.latencyUs;
+  if (h.offChip > 0) {
+    const LinkCost path = h.across > 0 ? h.links.offInstance : h.links.offChip;
+    if (h.across > 0 && h.network) t = m.transports.inter;
+    const double within = (h.offChip - h.across) * h.links.offChip.latencyUs;
+    latency += h.across > 0 ? within + h.across * path.latencyUs : h.offChip * path.latencyUs;
     if (path.bandwidth < bandwidth) sharers = path.sharers;
     bandwidth = std::min(bandwidth, path.bandwidth);
   }

@@ -154,6 +154,16 @@ LinkCost partnerLink(const LinkModel& m);
 // weighted by its share of the pairs. partnerLink without levels.
 LinkCost levelLink(const LinkModel& m, const std::array<PartnerLevel, kPartnerLevels>& levels,
                    int k);
+// The same level's links by where a rank's partner is: on its chip (its DMA queue), on another
+// chip of its instance (the route's hops shared as above), or in another instance (the rail's
+// share across the network; where the fabric joins the instances, its Z links or higher tier).
+// levelLink mixes them by their shares of the pairs; an estimate that follows the pairs one by
+// one (bruckPhase) takes each pair's own.
+struct LevelClasses {
+  LinkCost chip, offChip, offInstance;
+};
+LevelClasses levelClasses(const LinkModel& m,
+                          const std::array<PartnerLevel, kPartnerLevels>& levels, int k);
 
 // What reducing `bytes` into a local operand costs a rank: two reads and a write of HBM each.
 double reduceUs(const LinkModel& m, double bytes);
@@ -282,9 +292,11 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
                          const LinkModel& m);
 
 // Bruck's all-gather or reduce-scatter (bruck.cc): ceil(log2 n) steps, step j moving
-// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away (levelLink of m.shiftPartners:
-// every rank sends at once), as two messages where the blocks wrap; reduce-scatter copies its
-// buffer to scratch first and reduces the blocks, where that is slower than their transfer.
+// min(2^j, n - 2^j) blocks of S/n to a partner 2^j ranks away, as two messages in two groups
+// where the blocks wrap; reduce-scatter copies its buffer to scratch first and reduces the
+// blocks, where that is slower than their transfer. Followed rank by rank: each pair on its own
+// link (levelClasses of m.shiftPartners: every rank sends at once), each group waiting for the
+// partner's earlier ones. With transports, the level-by-level form they were measured against.
 double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

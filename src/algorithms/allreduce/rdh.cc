@@ -16,6 +16,7 @@
 #include "algorithms/allreduce/rdh.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -117,20 +118,75 @@ schedule::Schedule rdh(const CollArgs& a) {
 // exchanges at once, so a level pays what its pairs' routes carry (levelLink: the chip's DMA
 // queue, torus hops shared with the chips in between and by the chip's ranks, a switch's
 // port, the network) and the reduction where it is slower than the transfer.
+// Followed per rank of a chip (every chip alike, n a power of two; without transports): where
+// all the chip's ranks cross one link to the partner chip, the link serves their transfers
+// first come first served (the chips in between send the same way, as copies), so they finish
+// one after another and reach the next level staggered, the first ones with the link to
+// themselves (their partners on the other chip are served in the same turn); each reduces its
+// half as it streams in. An on-chip level waits for the partner rank, so the chip's ranks meet
+// again at the slowest. Charging every off-chip level the full share made rdh 1.29x too dear on
+// 8 Trn2 chips (docs/SIMULATOR.md, ninth session).
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double S = totalBytes(a);
   int levels = 0;
   while ((1 << (levels + 1)) <= n) ++levels;
   const int p = 1 << levels;
-  double t = 0;
-  for (int k = 0; k < levels; ++k) {
+  const int perChip = std::max(1, m.ranksPerChip);
+  const bool perRank = !withTransports(m) && std::has_single_bit(static_cast<unsigned>(perChip)) &&
+                       perChip <= p && n == p;
+  // When each of the chip's ranks is ready for the next level.
+  std::vector<double> ready(static_cast<size_t>(perRank ? perChip : 1), 0.0);
+  auto level = [&](int k, bool halving) {
     const LinkCost link = levelLink(m, m.xorPartners, k);
     const double bytes = S * (1 << k) / p;
     const double transfer = bytes / (link.bandwidth * 1e3);
-    t += 2 * (m.messageUs + link.latencyUs + transfer) +
-         std::max(0.0, reduceUs(m, bytes) - transfer);
-  }
+    const double reduce = halving ? std::max(0.0, reduceUs(m, bytes) - transfer) : 0.0;
+    const double whole = m.messageUs + link.latencyUs + transfer + reduce;
+    const int d = 1 << k;
+    if (!perRank) {
+      for (double& t : ready) t += whole;
+      return;
+    }
+    if (d < perChip) {  // the partner is on the chip: wait for it
+      std::vector<double> next(ready.size());
+      for (size_t i = 0; i < ready.size(); ++i) {
+        next[i] = std::max(ready[i], ready[i ^ static_cast<size_t>(d)]) + whole;
+      }
+      ready = next;
+      return;
+    }
+    const PartnerLevel* l = k < std::min(m.partnerLevels, kPartnerLevels)
+                                ? &m.xorPartners[static_cast<size_t>(k)]
+                                : nullptr;
+    const double copies = link.sharers / perChip;  // transfers of the link per rank of a chip
+    if (l == nullptr || l->offChip < 1 || l->offInstance > 0 || copies < 1 ||
+        copies != std::floor(copies)) {
+      for (double& t : ready) t += whole;
+      return;
+    }
+    // The link's transfers in the order they ask for it (issued a message after the rank is
+    // ready), each taking the whole link for its bytes.
+    std::vector<std::pair<double, size_t>> asks;
+    for (size_t i = 0; i < ready.size(); ++i) {
+      for (int c = 0; c < static_cast<int>(copies); ++c)
+        asks.push_back({ready[i] + m.messageUs, i});
+    }
+    std::sort(asks.begin(), asks.end());
+    const double each = bytes / (link.bandwidth * link.sharers * 1e3);
+    double free = 0;
+    const double reduceAll = halving ? reduceUs(m, bytes) : 0.0;
+    std::vector<double> done(ready.size(), 0.0);
+    for (const auto& [ask, i] : asks) {
+      const double start = std::max(free, ask);
+      free = start + each;
+      done[i] = std::max({done[i], free, start + reduceAll});  // the reduction streams with it
+    }
+    for (size_t i = 0; i < ready.size(); ++i) ready[i] = done[i] + link.latencyUs;
+  };
+  for (int k = levels - 1; k >= 0; --k) level(k, true);
+  for (int k = 0; k < levels; ++k) level(k, false);
+  double t = *std::max_element(ready.begin(), ready.end());
   const LinkCost flat = flatLink(m);
   if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
   return t;

@@ -70,18 +70,53 @@ TEST(Estimates, RingReducingStepForwardsAfterTransferAndReduction) {
 }
 
 // 8 ranks on one Trn2 chip, Bruck all-gather of 16 MiB (2 MiB blocks, each rank's DMA queue at
-// 362.5 GB/s): step 1 one block; steps 2 and 4 a range of 2 and 4 blocks whose wrapped
-// remainder (1 and 3 blocks) goes in a second message after the first group; and the copy of
-// the rank's own block. trnccl-sim: 78.2 us. Before: 42.9 us (the ring, 0.73 of its own
-// simulated time then, was 12-16 % faster and not picked).
+// 362.5 GB/s; a message 0.2 us, the queue 0.5 us): step 1 one block, then the copy of the
+// rank's own block (2 MiB at 181.25 GB/s); step 2: rank 7's range (blocks 7, 0) wraps, so it
+// sends block 0 after its first group, which receives 2 blocks: it is over at 0.9 us + 3
+// blocks. Step 4: rank 7 receives 4 blocks from rank 3, and 2 MiB does not fit the connection's
+// buffer (four 256 KiB slices), so they leave when rank 7 begins the step; then it sends its
+// wrapped 3 blocks to rank 3. trnccl-sim: 78.21 us. Before s8tune: 42.9 us; at s8tune (each
+// level's worst rank added, not one rank's path): 77.71.
 TEST(Estimates, BruckWrappedRangesCostTheirSecondMessage) {
   auto view = describeTopology("trn2.48xlarge", 8);
   ASSERT_TRUE(view) << view.status().message();
   const CollArgs a = call(*view, Collective::kAllGather, 524288);
-  const double block = 2097152 / 362.5e3, message = 0.2 + 0.5;
-  const double levels = (message + block) + (message + 2 * block) + (0.2 + block) +
-                        (message + 4 * block) + (0.2 + 3 * block);
-  EXPECT_NEAR(estimateOf("bruck", a, view->links), levels + 2097152 / 181.25e3, 1e-2);
+  const double block = 2097152 / 362.5e3, message = 0.2 + 0.5, copy = 2097152 / 181.25e3;
+  const double step2 = message + 2 * block + 0.2 + block;
+  const double step4 = message + 4 * block + message + 3 * block;
+  EXPECT_NEAR(estimateOf("bruck", a, view->links), message + block + copy + step2 + step4, 1e-2);
+}
+
+// 4 ranks on 2 trn1 chips, Bruck reduce-scatter of 512 B (128 B blocks): at distance 2 every
+// pair crosses the NeuronLink (1.5 us); rank 1's range (blocks 3, 0) wraps, so rank 3 gets
+// block 0 only after rank 1's first group took its receive from rank 3: two messages and
+// latencies one after the other. At distance 1 rank 0's partner, rank 3, is on the other chip:
+// a third. 3 x (0.2 + 1.5) us plus about 0.01 us of bytes. trnccl-sim: 5.11 us. Before: 3.11
+// us (each level the mix of its pairs' links, the wrap a share of a latency).
+TEST(Estimates, BruckFollowsEachPairsLink) {
+  auto view = describeTopology("trn1.32xlarge", 4);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kReduceScatter, 32);
+  EXPECT_NEAR(estimateOf("bruck", a, view->links), 3 * (0.2 + 1.5), 0.02);
+}
+
+// 16 ranks on 2 Trn2 chips, rdh all-reduce of 8 MiB. Halving at distance 8: the 8 ranks of a
+// chip send 4 MiB each over the one NeuronLink (256 GB/s), which serves them one after another
+// (16.384 us each, after a 0.2 us message); each reduces its half (3 x 4 MiB of HBM at 362.5
+// GB/s: 34.71 us) as it streams in, so the last rank has it at 0.2 + 7 x 16.384 + 34.71 + 1.5
+// us. The three on-chip levels (2, 1, 0.5 MiB through the DMA queue at 362.5 GB/s, reduced at
+// twice that time) pair the chip's ranks, so all wait for the last; the doubling's on-chip
+// levels, then 8 x 4 MiB over the link again. trnccl-sim: 327.6 us. Before: 310.2 (every
+// off-chip level charged at the full share, the reduction as if it had the share's time).
+TEST(Estimates, RdhLinkServesTheChipsRanksInTurn) {
+  auto view = describeTopology("trn2.48xlarge", 16);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 2 << 20);
+  const double each = 4194304 / 256e3, reduce = 3 * 4194304 / 362.5e3;
+  const double onChip = (2097152 + 1048576 + 524288) / 362.5e3;
+  const double halving = 0.2 + 7 * each + reduce + 1.5 + 3 * 0.7 + 3 * onChip;
+  const double doubling = 3 * 0.7 + onChip + 0.2 + 8 * each + 1.5;
+  EXPECT_NEAR(estimateOf("rdh", a, view->links), halving + doubling, 1e-2);
 }
 
 // 256 ranks of the Trn2 UltraServer (4 instances joined by Z links): a direct round's 255

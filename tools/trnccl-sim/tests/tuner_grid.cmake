@@ -65,7 +65,18 @@ set(cases
   "trn2.48xlarge --ranks 32|allreduce|-b 512K -e 32M -f 2"
   "trn2.48xlarge --ranks 64|allreduce|-b 512K -e 32M -f 2"
   "trn2.48xlarge-lnc2 --ranks 32|allreduce|-b 512K -e 32M -f 2"
-  "trn2.48xlarge-lnc2 --ranks 64|allreduce|-b 512K -e 32M -f 2")
+  "trn2.48xlarge-lnc2 --ranks 64|allreduce|-b 512K -e 32M -f 2"
+  # s9tune: Bruck followed pair by pair (each pair's own link; a wrapped range's second
+  # message after its sender's first group; a message beyond four slices waits for its
+  # receive): small reduce-scatters on 64 ranks of Trn2 went to mesh; Bruck's all-gather
+  # across 2 instances beats the hierarchy at 512 KiB.
+  "trn2.48xlarge-lnc2 --ranks 64|reducescatter|-b 8 -e 1G -f 4"
+  "trn2.48xlarge --ranks 64|reducescatter|-b 8 -e 1G -f 4"
+  "trn2.48xlarge --instances 2|allgather|-b 8 -e 1G -f 4"
+  # s9tune: rdh's off-chip levels served one rank after another, the stagger carried into the
+  # next level, the chip's ranks meeting again at the on-chip levels.
+  "trn2.48xlarge --ranks 64|allreduce|-b 4K -e 1G -f 64"
+  "trn2-ultraserver --ranks 64|allreduce|-b 4K -e 1G -f 64")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
