@@ -45,7 +45,7 @@ void pinNetInterface() {
   static std::once_flag once;
   std::call_once(once, [] {
     std::string tcp = env::getString("FI_TCP_IFACE", "");
-    if (!tcp.empty()) ::setenv("FI_NET_IFACE", tcp.c_str(), 0);
+    if (!tcp.empty()) env::setIfUnset("FI_NET_IFACE", tcp);
   });
 }
 
@@ -177,8 +177,10 @@ std::string tuneProvider(const fi_info& info, size_t pieceBytes) {
   if (std::strcmp(providerName(info), "tcp;ofi_rxm") != 0) return "";
   static std::once_flag once;
   std::call_once(once, [pieceBytes] {
-    // setenv once, during setup: libfabric reads it with getenv when the endpoint opens.
-    ::setenv(kRxmEagerLimit, std::to_string(pieceBytes).c_str(), 0);
+    // Once, during setup: libfabric reads it with getenv when the endpoint opens. Under the
+    // provider list's lock too, so that no thread of ours is inside fi_getinfo meanwhile.
+    std::lock_guard lock(cache().mutex);
+    env::setIfUnset(kRxmEagerLimit, std::to_string(pieceBytes));
   });
   return env::getString(kRxmEagerLimit, "");
 }
