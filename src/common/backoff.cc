@@ -35,9 +35,6 @@ WaitPolicy fromEnvironment() {
   return p;
 }
 
-// A sched_yield() (and the poll after it) that takes longer than this ran another thread.
-constexpr nanoseconds kContendedYield = microseconds(5);
-
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -96,15 +93,21 @@ void Backoff::endWait() {
   const bool adapt = budget_ != nullptr && policy_.adaptive;
   if (adapt && idle_ > spinLimit_) {
     if (blocked_) {
-      budget_->blocked(policy_);
+      budget_->blocked(policy_);  // next() measured every yield, the last one too
     } else {
-      budget_->satisfiedWhileYielding(Clock::now() - yieldFrom_, policy_);
+      const Clock::time_point now = Clock::now();
+      budget_->satisfiedWhileYielding(now - yieldFrom_, policy_);
+      // The yield that ended the wait counts too: a wait that one yield ended measured none
+      // until session 9, and that is every wait of two workers sharing a core (the yield runs
+      // the peer, which sends and yields back): they never saw the contention and kept
+      // spinning (issue 14).
+      if (now - lastYield_ > kContendedYield) contended_ = true;
     }
     // One yield that came back late is enough to stop spinning; it takes a wait whose every
-    // yield returned at once (at least two, so that one was measured) to spin more.
+    // yield returned at once to spin more.
     if (contended_) {
       budget_->contended();
-    } else if (idle_ - spinLimit_ >= 2) {
+    } else {
       budget_->uncontended(policy_);
     }
   }

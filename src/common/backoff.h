@@ -28,6 +28,13 @@
 
 namespace trnccl {
 
+// A sched_yield() (and the poll after it) that takes longer than this ran another thread: a
+// bare one takes 0.52-0.68 us on our 2-core VMs (session 9). It was 5 us until then, which two
+// ranks' workers sharing one core never reached: each one's yield ran the other's step and its
+// 64-pause spin (~1.6 us) and came back within ~3 us, so neither stopped spinning (issue 14;
+// src/common/README.md, "Waiters sharing a core").
+inline constexpr std::chrono::nanoseconds kContendedYield{1500};
+
 struct WaitPolicy {
   int spinPolls = 64;
   int yieldPolls = 256;

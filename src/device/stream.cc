@@ -50,8 +50,9 @@ Stream::~Stream() {
   if (s.tasks != 0) {
     TRN_INFO(kDevice,
              "stream of device {}: {} tasks, {} run by waiting threads, which took the token "
-             "{} times from a thread running tasks ({:.1f} us from asking to holding it, in all)",
-             device_, s.tasks, s.byWaiters, s.takeovers, s.takeoverNs / 1e3);
+             "{} times from a thread running tasks ({:.1f} us from asking to holding it, in all); "
+             "{} enqueues waited for room",
+             device_, s.tasks, s.byWaiters, s.takeovers, s.takeoverNs / 1e3, s.fullWaits);
   }
 }
 
@@ -61,6 +62,7 @@ Stream::Stats Stream::stats() const {
   s.byWaiters = byWaiters_.load(std::memory_order_relaxed);
   s.takeovers = takeovers_.load(std::memory_order_relaxed);
   s.takeoverNs = takeoverNs_.load(std::memory_order_relaxed);
+  s.fullWaits = fullWaits_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -74,6 +76,25 @@ void Stream::waitCompleted(uint64_t count, uint64_t wakeAt) {
         while (wakeAt < lowest && !wakeAt_.compare_exchange_weak(lowest, wakeAt)) {
         }
       });
+}
+
+void Stream::waitForRoom(uint64_t count, uint64_t wakeAt) {
+  // No polling: kSlots tasks are ahead of this one, so there is nothing to gain from a spin or
+  // a yield, and they cost the worker its core. Polling for one free slot made the producer of
+  // a benchmark loop take every slot as it freed, yielding in between: on 2 cores each rank's
+  // caller then used ~45 % of a core next to its worker, and while the scheduler had both
+  // ranks' workers on one core and a caller alone on the other, the first 2,000 8-byte
+  // all-reduces of a 2-rank run took 4-6 us each instead of 0.4 (issue 14, session 9).
+  // Woken at `wakeAt`, or by any other ring of doneBell_ (then a free slot is enough).
+  while (completed_.load(std::memory_order_acquire) < count) {
+    const uint32_t seen = doneBell_.snapshot();
+    uint64_t lowest = wakeAt_.load(std::memory_order_relaxed);
+    while (wakeAt < lowest && !wakeAt_.compare_exchange_weak(lowest, wakeAt)) {
+    }
+    DoorbellSleeper sleeper(doneBell_);
+    if (completed_.load(std::memory_order_acquire) >= count) return;
+    sleeper.sleep(seen, kMaxSleep);
+  }
 }
 
 void Stream::wakeWaiters(uint64_t count) {
@@ -97,7 +118,8 @@ uint64_t Stream::enqueue(Task&& task, SkipHandler&& onSkip) {
     if (sequence >= completedSeen_ + kSlots) {
       const uint64_t need = sequence - kSlots + 1;
       if (completed_.load(std::memory_order_acquire) < need) {
-        waitCompleted(need, sequence - kSlots + kSlots / 4);
+        fullWaits_.fetch_add(1, std::memory_order_relaxed);
+        waitForRoom(need, sequence - kSlots + kSlots / 4);
       }
       completedSeen_ = completed_.load(std::memory_order_acquire);
     }

@@ -90,6 +90,7 @@ class Stream {
     uint64_t byWaiters = 0;   // of them, on a thread in synchronize()/waitFor()
     uint64_t takeovers = 0;   // times a waiter took the token from a worker that ran
     uint64_t takeoverNs = 0;  // their waits from asking for the token to holding it
+    uint64_t fullWaits = 0;   // enqueues that waited for a slot (each until a quarter is free)
   };
   Stats stats() const;
 
@@ -120,6 +121,9 @@ class Stream {
   void runOne(Work& work);
   // Waits until `count` tasks completed; asks the worker to ring once `wakeAt` (>= count) did.
   void waitCompleted(uint64_t count, uint64_t wakeAt);
+  // A producer on a full ring: sleeps (no polling) until `count` tasks completed, asking to be
+  // woken once `wakeAt` (>= count) did.
+  void waitForRoom(uint64_t count, uint64_t wakeAt);
   // After completed_ reached `count`: rings doneBell_ when a sleeping waiter asked for it.
   void wakeWaiters(uint64_t count);
 
@@ -148,6 +152,7 @@ class Stream {
   alignas(kLine) std::atomic<uint64_t> byWaiters_{0};
   std::atomic<uint64_t> takeovers_{0};
   std::atomic<uint64_t> takeoverNs_{0};
+  std::atomic<uint64_t> fullWaits_{0};  // written under enqueueMutex_
   mutable std::mutex errorMutex_;
   Status error_;  // sticky: the first failed task's Status (written by the token's holder)
   // error_ is set: readers of a healthy stream (every synchronize) skip errorMutex_.

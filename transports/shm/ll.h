@@ -52,7 +52,7 @@
 
 namespace trnccl::transport::shm {
 
-inline constexpr uint32_t kLlDefaultThreshold = 512;
+inline constexpr uint32_t kLlDefaultThreshold = 256;
 inline constexpr uint64_t kLlHeaderLines = 1;
 inline constexpr uint64_t kLlLineBytes = 64;
 inline constexpr uint64_t kLlLineData = 56;    // the last 8 bytes are the flag

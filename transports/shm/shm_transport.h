@@ -15,7 +15,7 @@
 //   TRNCCL_SHM_CMA         0 forbids process_vm_readv of peers' host memory (default 1).
 //   TRNCCL_SHM_ARENA_MAP   0 forbids mapping peers' device arenas (default 1).
 //   TRNCCL_SHM_LL_THRESHOLD messages of 1 .. this many bytes go by the low-latency protocol
-//                          (ll.h), which takes up to a quarter of each FIFO's memory. Default 512;
+//                          (ll.h), which takes up to a quarter of each FIFO's memory. Default 256;
 //                          0 disables. The receiver's value decides, so ranks may differ.
 //
 // Lifetime: connect() rebinds the communicator's Doorbell into this rank's segment; the

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -91,6 +92,29 @@ TEST(StreamHandoff, CrossStreamEventsUnderBackToBackEnqueues) {
   EXPECT_EQ(early.load(), 0u);
   ASSERT_RT_OK(trnrtStreamSynchronize(a.get()));
   EXPECT_EQ(doneOnA.load(), kRounds * kBurst);
+}
+
+// A producer on a full ring sleeps until a quarter of it is free, and does not poll for each
+// slot as it frees (polling took every slot as it freed, yielding in between: each rank's
+// caller took ~45 % of a core next to its worker in a benchmark loop; issue 14). Each task
+// takes ~2 us, so the producer is always ahead: one wait per quarter of the ring, where
+// polling waited once per task after the first kSlots (~2,000 waits here).
+TEST(StreamHandoff, AProducerOnAFullRingWaitsOncePerQuarterOfIt) {
+  StreamGuard stream;
+  constexpr uint64_t kTasks = Stream::kSlots * 3;
+  for (uint64_t i = 0; i < kTasks; ++i) {
+    ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [] {
+                  const auto until =
+                      std::chrono::steady_clock::now() + std::chrono::microseconds(2);
+                  while (std::chrono::steady_clock::now() < until) {
+                  }
+                  return Status::ok();
+                }).isOk());
+  }
+  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
+  const uint64_t waits = static_cast<Stream*>(stream.get())->stats().fullWaits;
+  EXPECT_GE(waits, 1u);
+  EXPECT_LE(waits, 2 * (kTasks - Stream::kSlots) / (Stream::kSlots / 4) + 8);
 }
 
 // A task that fails mid-burst: later tasks are skipped, in order, and the error sticks.
