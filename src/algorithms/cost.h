@@ -296,7 +296,9 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
 // where the blocks wrap; reduce-scatter copies its buffer to scratch first and reduces the
 // blocks, where that is slower than their transfer. Followed rank by rank: each pair on its own
 // link (levelClasses of m.shiftPartners: every rank sends at once), each group waiting for the
-// partner's earlier ones. With transports, the level-by-level form they were measured against.
+// partner's earlier ones; a chip's link off the chip serves its ranks' messages in the order
+// they ask for it (its link between instances or its switch port across levels too). With
+// transports, the level-by-level form they were measured against.
 double bruckPhase(const CollArgs& a, const LinkModel& m);
 
 }  // namespace trnccl::algorithms

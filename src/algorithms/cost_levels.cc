@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/cost.h"
@@ -81,14 +84,21 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
   // once the last is over. A range that wraps past the last block is two messages in two
   // groups, the second leaving once the sender's first group is over, which waits for its own
   // receive: so a wrap adds a latency only on the ranks' paths that meet it, and a later level
-  // waits for its partner's (not the slowest rank's) earlier ones. A level's first messages
-  // share the links as every rank sends at once; the wrapped remainders are sent by the
-  // wrapping ranks alone.
-  std::vector<double> begin(static_cast<size_t>(n), copy), first(static_cast<size_t>(n));
+  // waits for its partner's (not the slowest rank's) earlier ones. Where a chip's ranks send
+  // off the chip, the route's first link serves their messages first come first served, each
+  // whole, as the engine does; elsewhere a message has its link's share (the remainders,
+  // sent by the wrapping ranks alone, all of it).
+  std::vector<double> begin(static_cast<size_t>(n), copy);
   std::vector<double> end(static_cast<size_t>(n));
   auto at = [&](std::vector<double>& v, int r) -> double& {
     return v[static_cast<size_t>(mod(r, n))];
   };
+  // When each chip's link to the other instances (or its switch port) is free: one link
+  // whatever the level, so a level's transfers queue behind the previous level's there. A
+  // torus's levels leave the chip on links of their own.
+  std::vector<double> crossFree(static_cast<size_t>(n), 0.0), levelFree(crossFree);
+  std::vector<double> firstHanded(crossFree), firstLanded(crossFree), restHanded(crossFree),
+      restLanded(crossFree);
   for (const int d : distances) {
     const int k = std::countr_zero(static_cast<unsigned>(d));
     const LinkCost mixed = levelLink(m, m.shiftPartners, k);
@@ -109,33 +119,88 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     // The blocks a rank receives begin at r (reduce-scatter, from r - d) or r + d (all-gather,
     // from r + d); those it sends, at r + d or r, to r + d or r - d. The first run ends at
     // block n - 1.
-    const int in = reduce ? 0 : d, out = reduce ? d : 0, from = reduce ? -d : d;
+    const int out = reduce ? d : 0, from = reduce ? -d : d;
     auto head = [&](int firstBlock) { return std::min(len, n - mod(firstBlock, n)); };
     // A message leaves once its sender is ready, and, when it does not fit the connection's
     // buffer (four slices), once its receiver has begun the group that receives it.
     auto leaves = [&](double sender, double receiver, double bytes) {
       return bytes > 4.0 * static_cast<double>(a.sliceBytes) ? std::max(sender, receiver) : sender;
     };
-    for (int r = 0; r < n; ++r) {
-      const double sendBytes = head(r + out) * block, recvBytes = head(r + in) * block;
-      const double sent = leaves(at(begin, r), at(begin, r - from), sendBytes) + m.messageUs +
-                          sendBytes / (linkOf(r, r - from).bandwidth * 1e3);
-      const double landed = leaves(at(begin, r + from), at(begin, r), recvBytes) +
-                            message(linkOf(r + from, r), recvBytes);
-      at(first, r) = std::max(sent, landed);
+    // A chip's link off the chip serves its ranks' messages one after another, each taking it
+    // for its bytes `hops` times (the chips in between send the same way: the link's
+    // bandwidth times the level's off-chip senders); a rank served early goes on early.
+    // Charging every rank the link's full share made Bruck's all-gather 1.4x too dear on 256
+    // Trn2 ranks (docs/SIMULATOR.md, ninth session). The network's rails keep the share (their
+    // send queue is in the class's latency).
+    const double senders = std::max(
+        1.0,
+        std::round(m.shiftPartners[static_cast<size_t>(std::min(k, kPartnerLevels - 1))].offChip *
+                   std::max(1, m.ranksPerChip)));
+    std::fill(levelFree.begin(), levelFree.end(), 0.0);
+    auto rest = [&](int s) { return (len - head(s + out)) * block; };
+    // A sender's message (its first, or its wrapped remainder, sent alone where no link is
+    // shared) asking for its link at `ask`: when the sender has handed it on and when it lands.
+    auto serve = [&](int s, bool second, double ask) {
+      const double bytes = second ? rest(s) : head(s + out) * block;
+      const int dst = mod(s - from, n);
+      const LinkCost link = second ? aloneOf(linkOf(s, dst)) : linkOf(s, dst);
+      std::vector<double>& handed = second ? restHanded : firstHanded;
+      std::vector<double>& landed = second ? restLanded : firstLanded;
+      const int sc = chipOf[static_cast<size_t>(s)], dc = chipOf[static_cast<size_t>(dst)];
+      const bool across =
+          instanceOf[static_cast<size_t>(s)] != instanceOf[static_cast<size_t>(dst)];
+      if (sc < 0 || dc < 0 || sc == dc || k >= m.partnerLevels || (across && m.multiInstance)) {
+        at(handed, s) = ask + bytes / (link.bandwidth * 1e3);
+        at(landed, s) = ask - m.messageUs + message(link, bytes);
+        return;
+      }
+      double& free = across || m.switched ? crossFree[static_cast<size_t>(sc)]
+                                          : levelFree[static_cast<size_t>(sc)];
+      const double start = std::max(free, ask);
+      // The fabric's link between instances is one hop of the route, serving this chip's
+      // transfers alone; elsewhere each of the route's hops carries one per chip on the way.
+      const bool joined = across && m.crossBandwidth > 0;
+      const double share = linkOf(s, dst).bandwidth;  // the link's, however many send
+      free = start + bytes / ((joined ? m.crossBandwidth : share * senders) * 1e3);
+      at(handed, s) = free;
+      at(landed, s) = std::max(free, start + (reduce ? reduceUs(m, bytes) : 0.0)) + link.latencyUs;
+    };
+    // The messages in the order they ask for their links: the first ones once the senders are
+    // ready, a remainder once its sender's first group is over (and, when large, its
+    // receiver's).
+    using Event = std::tuple<double, int, int>;  // ask, 0 first / 1 remainder, sender
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    std::vector<char> served(static_cast<size_t>(n), 0), pushed(static_cast<size_t>(n), 0);
+    for (int s = 0; s < n; ++s) {
+      const int dst = mod(s - from, n);
+      events.push(
+          {leaves(at(begin, s), at(begin, dst), head(s + out) * block) + m.messageUs, 0, s});
+    }
+    auto firstOf = [&](int r) { return std::max(at(firstHanded, r), at(firstLanded, r + from)); };
+    auto ready = [&](int r) {  // rank r's first group is over
+      return served[static_cast<size_t>(mod(r, n))] &&
+             served[static_cast<size_t>(mod(r + from, n))];
+    };
+    while (!events.empty()) {
+      const auto [ask, second, s] = events.top();
+      events.pop();
+      serve(s, second == 1, ask);
+      if (second == 1) continue;
+      served[static_cast<size_t>(s)] = 1;
+      for (const int c : {s, s - from, s + from}) {
+        const int x = mod(c, n), dst = mod(x - from, n);
+        const double bytes = rest(x);
+        if (bytes <= 0 || pushed[static_cast<size_t>(x)] || !ready(x)) continue;
+        const bool large = bytes > 4.0 * static_cast<double>(a.sliceBytes);
+        if (large && !ready(dst)) continue;
+        pushed[static_cast<size_t>(x)] = 1;
+        events.push({leaves(firstOf(x), large ? firstOf(dst) : 0.0, bytes) + m.messageUs, 1, x});
+      }
     }
     for (int r = 0; r < n; ++r) {
-      double t = at(first, r);
-      const double sendRest = (len - head(r + out)) * block,
-                   recvRest = (len - head(r + in)) * block;
-      if (sendRest > 0) {
-        t = leaves(t, at(first, r - from), sendRest) + m.messageUs +
-            sendRest / (aloneOf(linkOf(r, r - from)).bandwidth * 1e3);
-      }
-      if (recvRest > 0) {
-        t = std::max(t, leaves(at(first, r + from), at(first, r), recvRest) +
-                            message(aloneOf(linkOf(r + from, r)), recvRest));
-      }
+      double t = firstOf(r);
+      if (rest(r) > 0) t = std::max(t, at(restHanded, r));
+      if (rest(r + from) > 0) t = std::max(t, at(restLanded, r + from));
       at(end, r) = t;
     }
     std::swap(begin, end);

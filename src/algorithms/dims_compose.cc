@@ -243,6 +243,11 @@ double dimsEstimate(const CollArgs& a, const RankDims& t, Phase phase, const Lin
   const bool scatter = a.coll != Collective::kAllGather;
   const bool gather = a.coll != Collective::kReduceScatter;
   double us = ownBlockCopyUs(a, m), bytes = totalBytes(a);
+  // An all-gather or reduce-scatter whose layout is not rank order permutes every block once
+  // (permute: one group of local copies, run one after another on the rank's HBM).
+  if (scatter != gather && !layoutIsRankOrder(a, t, phasesOf(a, t, phase))) {
+    us += copyUs(m, bytes);
+  }
   const std::vector<int> order = dimsOrder(t);
   for (int d : order) {
     const RankDims::Dim& dim = t.dims[static_cast<size_t>(d)];

@@ -194,14 +194,17 @@ void Engine::beginGroup(int rank, double now) {
     rs.pending +=
         (st.recvConn >= 0) + (st.sendConn >= 0) + st.has(SimStep::kSecondSend) + local(st.prim());
   }
+  // The group's local copies and reductions run one after another on the rank's HBM, as the
+  // executor runs them (StepRun::begin, in step order); two at once would share it anyway.
+  double localEnd = now;
   for (uint32_t i = first; i <= last && error_.isOk(); ++i) {
     if (i + kAhead <= last) prefetchStep(steps_[i + kAhead]);
     if (i + kAhead / 2 <= last) prefetchQueues(steps_[i + kAhead / 2]);
     const SimStep& st = steps_[i];
     if (local(st.prim())) {  // a copy reads and writes each byte; a reduction reads two
       const double passes = st.prim() == Primitive::kCopy ? 2.0 : 3.0;
-      const bool moves = st.flags & SimStep::kMovesData;
-      partDone(rank, i, now + (moves ? passes * static_cast<double>(st.bytes) / hbm_ : 0));
+      if (st.flags & SimStep::kMovesData) localEnd += passes * static_cast<double>(st.bytes) / hbm_;
+      partDone(rank, i, localEnd);
       continue;
     }
     int32_t out = -1, out2 = -1;

@@ -17,8 +17,8 @@
 //     summed latency after the last hop. A reduction runs at the rank's share of HBM
 //     bandwidth, streaming with its input;
 //   - a duplicated write (Step::sendPeer2) sends the same pieces to both peers, one transfer
-//     each; local copies and reductions (kCopy, kReduce) run at HBM bandwidth when their group
-//     begins;
+//     each; a group's local copies and reductions (kCopy, kReduce) run at HBM bandwidth one
+//     after another, in step order, from when their group begins (the executor's order);
 //   - when the description has working-set bands, every bandwidth above (each resource's, HBM)
 //     is its band for the call's working set (Program::workingSet), for the whole call.
 // Times are microseconds from the call's start; every rank starts at 0.

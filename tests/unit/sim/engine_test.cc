@@ -349,5 +349,31 @@ TEST(SimEngine, DuplicatedWriteAndLocalReduce) {
   EXPECT_EQ(out->messages, 2u);
 }
 
+// A group's local steps share the rank's HBM (2 GB/s): they run one after another, in step
+// order, as the executor runs them. A copy of 1000 B (two passes: 1 µs), a copy in place
+// (nothing moves), a reduction of 1000 B (three passes: 1.5 µs): the group is over at 2.5 µs,
+// as the same steps in three groups are; each at the whole rate at once ended it at 1.5.
+TEST(SimEngine, LocalStepsOfAGroupShareHbm) {
+  Simulator sim = simulatorFor(testing::fourChipsOnASwitch(), 1);
+  auto at = [](uintptr_t k) { return reinterpret_cast<std::byte*>(k << 16); };
+  const std::vector<Step> steps = {
+      Step{.prim = Primitive::kCopy, .src = at(1), .dst = at(2), .count = 1000},
+      Step{.prim = Primitive::kCopy, .src = at(3), .dst = at(3), .count = 1000},
+      Step{.prim = Primitive::kReduce, .count = 1000}};
+  Recorder rec;
+  auto grouped = sim.schedules([&](int) { return bytesSchedule(1, {steps}); }, &rec);
+  ASSERT_TRUE(grouped) << grouped.status().message();
+  EXPECT_DOUBLE_EQ(grouped->timeUs, 2.5);
+  ASSERT_EQ(rec.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(rec.steps[0].endUs, 1);
+  EXPECT_DOUBLE_EQ(rec.steps[1].endUs, 1);
+  EXPECT_DOUBLE_EQ(rec.steps[2].endUs, 2.5);
+  auto apart = sim.schedules([&](int) {
+    return bytesSchedule(1, {{steps[0]}, {steps[1]}, {steps[2]}});
+  });
+  ASSERT_TRUE(apart) << apart.status().message();
+  EXPECT_DOUBLE_EQ(apart->timeUs, 2.5);
+}
+
 }  // namespace
 }  // namespace trnccl::sim

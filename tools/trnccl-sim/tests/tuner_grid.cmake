@@ -76,7 +76,11 @@ set(cases
   # s9tune: rdh's off-chip levels served one rank after another, the stagger carried into the
   # next level, the chip's ranks meeting again at the on-chip levels.
   "trn2.48xlarge --ranks 64|allreduce|-b 4K -e 1G -f 64"
-  "trn2-ultraserver --ranks 64|allreduce|-b 4K -e 1G -f 64")
+  "trn2-ultraserver --ranks 64|allreduce|-b 4K -e 1G -f 64"
+  # s9sim: a group's local copies run one after another, so torus3d's all-gather and
+  # reduce-scatter pay their permute of the whole buffer (16 MiB: ring, not torus3d).
+  "trn2-ultraserver --ranks 128|allgather|-b 4K -e 1G -f 64"
+  "trn2-ultraserver --ranks 128|reducescatter|-b 4K -e 1G -f 64")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
