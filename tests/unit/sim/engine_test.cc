@@ -14,23 +14,10 @@ namespace {
 
 using schedule::Primitive;
 using schedule::Step;
+using testing::bytesSchedule;
+using testing::recvFrom;
+using testing::sendTo;
 using testing::simulatorFor;
-
-// Byte-typed schedules: count = bytes.
-schedule::Schedule bytesSchedule(int nranks, std::initializer_list<std::vector<Step>> groups) {
-  schedule::Schedule s;
-  s.type = device::DataType::kUint8;
-  s.nranks = nranks;
-  for (const auto& g : groups) s.addGroup(g);
-  return s;
-}
-
-Step sendTo(int peer, size_t bytes, bool sync = false) {
-  return Step{.prim = Primitive::kSend, .sendPeer = peer, .count = bytes, .syncSend = sync};
-}
-Step recvFrom(int peer, size_t bytes) {
-  return Step{.prim = Primitive::kRecv, .recvPeer = peer, .count = bytes};
-}
 
 // One EFA hop of 1 MB (eager: the default buffer is 1 MiB): rank 0's NIC takes 1e6 / 10e3 =
 // 100 µs to send it; it reaches rank 1 15 µs later.

@@ -13,20 +13,9 @@ namespace {
 
 using schedule::Primitive;
 using schedule::Step;
-
-schedule::Schedule bytesSchedule(int nranks, std::initializer_list<std::vector<Step>> groups) {
-  schedule::Schedule s;
-  s.type = device::DataType::kUint8;
-  s.nranks = nranks;
-  for (const auto& g : groups) s.addGroup(g);
-  return s;
-}
-Step sendTo(int peer, size_t bytes) {
-  return Step{.prim = Primitive::kSend, .sendPeer = peer, .count = bytes};
-}
-Step recvFrom(int peer, size_t bytes) {
-  return Step{.prim = Primitive::kRecv, .recvPeer = peer, .count = bytes};
-}
+using testing::bytesSchedule;
+using testing::recvFrom;
+using testing::sendTo;
 
 // Four ranks on a switch: every pair's route is port up, then port down.
 class ProgramTest : public ::testing::Test {

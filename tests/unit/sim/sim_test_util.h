@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plan/topology_view.h"
+#include "schedule/schedule.h"
 #include "sim/simulate.h"
 #include "topology/topology.h"
 
@@ -46,6 +49,25 @@ inline topology::Topology oneChipInstancesOverEfa() {
   topology::Topology t = baseTopology("efa-instances", 1, 1);
   t.network = topology::Network{{topology::LinkClass::kEfa, 10, 15}, 1, {}};
   return t;
+}
+
+// Byte-typed schedules: count = bytes.
+inline schedule::Schedule bytesSchedule(int nranks,
+                                        std::initializer_list<std::vector<schedule::Step>> groups) {
+  schedule::Schedule s;
+  s.type = device::DataType::kUint8;
+  s.nranks = nranks;
+  for (const auto& g : groups) s.addGroup(g);
+  return s;
+}
+
+inline schedule::Step sendTo(int peer, size_t bytes, bool sync = false) {
+  return schedule::Step{
+      .prim = schedule::Primitive::kSend, .sendPeer = peer, .count = bytes, .syncSend = sync};
+}
+
+inline schedule::Step recvFrom(int peer, size_t bytes) {
+  return schedule::Step{.prim = schedule::Primitive::kRecv, .recvPeer = peer, .count = bytes};
 }
 
 inline Simulator simulatorFor(topology::Topology t, int nranks, EngineOptions options = {}) {
