@@ -4,6 +4,8 @@
 // 4 ranks share the cores and the memory bus):
 //   - copy rate: each process copies a buffer far larger than the caches into shared memory,
 //     all at once; the rate of the slowest;
+//   - a neighbour's copy rate: each process copies the buffer its neighbour has just written
+//     (shared memory), all at once, as a ring step reads a peer's data; the rate of the slowest;
 //   - reduction rate: each process sums two float buffers as large into a third with the
 //     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
@@ -18,13 +20,15 @@
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the copy rate; from the transport's zero-copy size (zero_copy.h
-// kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
-// in_place_bytes. The "HBM" of a chip is three times the reduction rate, as the simulator
-// charges three bytes of HBM traffic per byte reduced. The bands follow the same rules: the
-// link's `bands` are half each working set's copy rate, the device's `hbm_bands` three times
-// its reduction rate; the plain fields are the rates of 64 MiB buffers, above every band.
-// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--repeat R]
+// port's bandwidth is half the neighbour's copy rate (session 10: the lines a receiver copies
+// come from the other core; before, half the local copy rate, which --local-out still writes);
+// from the transport's zero-copy size (zero_copy.h kDefaultZcopyBytes) the receiver reads a
+// message in place, one copy: the link's in_place_bytes. The "HBM" of a chip is three times the
+// reduction rate, as the simulator charges three bytes of HBM traffic per byte reduced. The
+// bands follow the same rules: the link's `bands` are half each working set's neighbour's copy
+// rate, the device's `hbm_bands` three times its reduction rate; the plain fields are the rates
+// of 64 MiB buffers, above every band.
+// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--local-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -66,6 +70,7 @@ struct Shared {
   std::atomic<bool> failed{false};
   double seconds[64] = {};
   DoorbellWord bell[64];
+  DoorbellWord meeting;  // its word counts the arrivals at every meeting point so far
 };
 
 // Waits until `word` holds at least `want`, sleeping on `bell` between looks; false after 10 s.
@@ -154,6 +159,43 @@ bool copyOnce(int i, Shared* shared, size_t bytes) {
   return true;
 }
 
+// How often the cross-process copy of buffers of `bytes` repeats: every round has two meeting
+// points, which on 4 processes sharing 2 cores cost a sleep each, so fewer than roundsFor.
+int crossRoundsFor(size_t bytes) { return std::min(roundsFor(bytes), 1024); }
+
+// Each process copies the buffer its neighbour (i + 1 mod N) has just written, as a ring step of
+// the shm transport reads a peer's data in place (or out of the FIFO the peer filled): the lines
+// come from the other core's caches, or from memory, not from this core's. Every round each
+// process writes its own buffer of `bytes` in `buffers` (shared, N of them), all meet, each copies
+// its neighbour's into a private buffer (timed), all meet again. The working set of a process: its
+// own buffer and its destination, 2 * bytes (the neighbour's buffer is the neighbour's).
+bool crossCopyOnce(int i, Shared* shared, std::byte* buffers, size_t bytes, int procs) {
+  Doorbell bell;
+  bell.rebind(&shared->meeting, nullptr);
+  uint32_t meetings = 0;
+  const auto meet = [&] {
+    meetings += static_cast<uint32_t>(procs);
+    Doorbell::ring(&shared->meeting);
+    return await(shared->meeting.seq, meetings, bell);
+  };
+  std::byte* mine = buffers + static_cast<size_t>(i) * bytes;
+  const std::byte* next = buffers + static_cast<size_t>((i + 1) % procs) * bytes;
+  std::vector<std::byte> dst(bytes);
+  const int rounds = crossRoundsFor(bytes);
+  double seconds = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::memset(mine, r & 0xff, bytes);
+    if (!meet()) return false;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), next, bytes);
+    asm volatile("" ::: "memory");  // every round's copy happens
+    seconds += Seconds(std::chrono::steady_clock::now() - t0).count();
+    if (!meet()) return false;
+  }
+  shared->seconds[i] = seconds;
+  return dst[bytes / 2] == std::byte((rounds - 1) & 0xff);
+}
+
 // Process i waits for the token's round r at its own word, then hands it to process i + 1.
 bool passToken(int i, Shared* shared, int procs) {
   Doorbell mine;
@@ -196,8 +238,8 @@ Spread measure(int procs, int repeat, const std::function<bool(int, Shared*)>& b
 // The copy and reduction rates of one working set.
 struct Rates {
   size_t workingSet = 0;
-  Spread copy, reduce;
-  bool ok() const { return copy.ok && reduce.ok; }
+  Spread copy, cross, reduce;  // a local copy, a copy of another process's fresh data, a sum
+  bool ok() const { return copy.ok && cross.ok && reduce.ok; }
 };
 
 // Copies of `copyBytes` and reductions into buffers of `reduceBytes`, all processes at once.
@@ -213,32 +255,49 @@ Rates measureRates(int procs, int repeat, size_t copyBytes, size_t reduceBytes, 
   r.reduce = measure(
       procs, repeat, [reduceBytes](int i, Shared* sh) { return reduceOnce(i, sh, reduceBytes); },
       gbps(reduceBytes), mem);
+  const size_t all = copyBytes * static_cast<size_t>(procs);
+  void* buffers = mmap(nullptr, all, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (buffers == MAP_FAILED) {
+    r.cross.ok = false;
+    return r;
+  }
+  r.cross = measure(
+      procs, repeat,
+      [&](int i, Shared* sh) {
+        return crossCopyOnce(i, sh, static_cast<std::byte*>(buffers), copyBytes, procs);
+      },
+      [copyBytes](double s) { return crossRoundsFor(copyBytes) * double(copyBytes) / s / 1e9; },
+      mem);
+  munmap(buffers, all);
   return r;
 }
 
-// A band list (docs/TOPOLOGY.md): each working set's rate, times `scale`.
-std::string bandList(const std::vector<Rates>& bands, bool copy, double scale) {
+// A band list (docs/TOPOLOGY.md): each working set's rate (`rate` of its Rates), times `scale`.
+std::string bandList(const std::vector<Rates>& bands, Spread Rates::*rate, double scale) {
   std::string out;
   for (const Rates& b : bands) {
     out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ", b.workingSet,
-                       scale * (copy ? b.copy : b.reduce).median);
+                       scale * (b.*rate).median);
   }
   return "[" + out + "]";
 }
 
+// The description; its links move data at half the rate of `link`: the copy of a neighbour's
+// fresh data (the default since session 10) or a local copy (the model before it).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
-                     const Spread& hop) {
+                     const Spread& hop, Spread Rates::*link) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
-  const Spread &copy = big.copy, &red = big.reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce;
   return fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
       "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets): copy\n"
-      "# rate {:.2f} [{:.2f}-{:.2f}] GB/s per rank with all copying at once, float sums {:.2f}\n"
-      "# [{:.2f}-{:.2f}] GB/s per rank (the emulated core's kernel, all at once), hand-off\n"
-      "# latency {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. From {} bytes\n"
-      "# (shm's zero-copy size) the receiver reads a message in place (docs/SIMULATOR.md).\n"
-      "# The bands: the same rates for working sets of at most `bytes` (each process's buffers),\n"
-      "# which the caches hold in part or whole.\n"
+      "# rate {:.2f} [{:.2f}-{:.2f}] GB/s per rank with all copying at once, {:.2f}\n"
+      "# [{:.2f}-{:.2f}] copying a neighbour's fresh data, float sums {:.2f} [{:.2f}-{:.2f}]\n"
+      "# GB/s per rank (the emulated core's kernel, all at once), hand-off latency {:.2f}\n"
+      "# [{:.2f}-{:.2f}] us per hop of a token among them. The links use the {} rate. From {}\n"
+      "# bytes (shm's zero-copy size) the receiver reads a message in place\n"
+      "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
+      "# (each process's buffers), which the caches hold in part or whole.\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
@@ -249,24 +308,35 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
       "{},\n"
       "     bands: {}}}\n",
-      chips, copy.median, copy.low, copy.high, red.median, red.low, red.high, hop.median, hop.low,
-      hop.high, kDefaultZcopyBytes, chips, chips, 3 * red.median, bandList(bands, false, 3),
-      copy.median / 2, hop.median, kDefaultZcopyBytes, bandList(bands, true, 0.5));
+      chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
+      red.low, red.high, hop.median, hop.low, hop.high,
+      link == &Rates::cross ? "neighbour's copy" : "local copy", kDefaultZcopyBytes, chips, chips,
+      3 * red.median, bandList(bands, &Rates::reduce, 3), (big.*link).median / 2, hop.median,
+      kDefaultZcopyBytes, bandList(bands, link, 0.5));
+}
+
+bool writeFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f != nullptr && std::fputs(text.c_str(), f) >= 0 && std::fclose(f) == 0) return true;
+  std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", path.c_str());
+  return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int chips = 4, repeat = 5;
-  std::string out = "host.yaml";
+  std::string out = "host.yaml", localOut;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--out") out = argv[i + 1];
+    if (std::string(argv[i]) == "--local-out") localOut = argv[i + 1];
     if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
   }
   if (chips < 2 || chips > 64 || repeat < 1 || repeat > 100 || argc % 2 == 0) {
     std::fprintf(stderr,
-                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--repeat 1..100]\n");
+                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--local-out FILE] "
+                 "[--repeat 1..100]\n");
     return 2;
   }
   void* mem =
@@ -289,22 +359,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  const std::string yaml = describe(chips, big, bands, hop);
-  FILE* f = std::fopen(out.c_str(), "w");
-  if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
-    std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
+  if (!writeFile(out, describe(chips, big, bands, hop, &Rates::cross))) return 1;
+  if (!localOut.empty() && !writeFile(localOut, describe(chips, big, bands, hop, &Rates::copy))) {
     return 1;
   }
-  const Spread &copy = big.copy, &red = big.reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce;
   std::printf(
-      "copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s (medians of %d; "
-      "copy %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
-      copy.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high, red.low,
-      red.high, hop.low, hop.high);
+      "copy %.2f GB/s per rank, a neighbour's data %.2f, reduce %.2f, hand-off %.2f us: %s "
+      "(medians of %d; copy %.2f-%.2f, neighbour's %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off "
+      "%.2f-%.2f us)\n",
+      copy.median, cross.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high,
+      cross.low, cross.high, red.low, red.high, hop.low, hop.high);
   for (const Rates& b : bands) {
-    std::printf("  working set %9zu bytes: copy %.2f (%.2f-%.2f), reduce %.2f (%.2f-%.2f) GB/s\n",
-                b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.reduce.median, b.reduce.low,
-                b.reduce.high);
+    std::printf(
+        "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f), reduce "
+        "%.2f (%.2f-%.2f) GB/s\n",
+        b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.cross.median, b.cross.low,
+        b.cross.high, b.reduce.median, b.reduce.low, b.reduce.high);
   }
   return 0;
 }
