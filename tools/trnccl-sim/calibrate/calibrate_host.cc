@@ -4,10 +4,11 @@
 // 4 ranks share the cores and the memory bus):
 //   - copy rate: each process copies a buffer far larger than the caches into shared memory,
 //     all at once; the rate of the slowest;
-//   - a neighbour's copy rate: each process copies the buffer its neighbour has just written
-//     (shared memory), all at once, as a ring step reads a peer's data; the rate of the slowest;
 //   - reduction rate: each process sums two float buffers as large into a third with the
 //     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
+//   - a neighbour's copy and sum rates: each process copies, or sums with a buffer of its own, the
+//     buffer its neighbour has just written (shared memory), all at once, as a ring step reads a
+//     peer's data (crossOnce); the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
 //     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop;
 //   - the copy and reduction rates again for each working set of 64 KiB, 128 KiB, ... 32 MiB
@@ -20,14 +21,13 @@
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the neighbour's copy rate (session 10: the lines a receiver copies
-// come from the other core; before, half the local copy rate, which --local-out still writes);
-// from the transport's zero-copy size (zero_copy.h kDefaultZcopyBytes) the receiver reads a
-// message in place, one copy: the link's in_place_bytes. The "HBM" of a chip is three times the
-// reduction rate, as the simulator charges three bytes of HBM traffic per byte reduced. The
-// bands follow the same rules: the link's `bands` are half each working set's neighbour's copy
-// rate, the device's `hbm_bands` three times its reduction rate; the plain fields are the rates
-// of 64 MiB buffers, above every band.
+// port's bandwidth is half the neighbour's copy rate; from the transport's zero-copy size
+// (zero_copy.h kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
+// in_place_bytes. The "HBM" of a chip is three times the neighbour's sum rate, as the simulator
+// charges three bytes of HBM traffic per byte reduced. The bands follow the same rules, per
+// working set; the plain fields are the rates of 64 MiB buffers, above every band. Until
+// session 10 the links and the HBM took the local copy and sum rates (what --local-out still
+// writes); a ring step's copies and sums read lines another core has just written.
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--local-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
@@ -163,13 +163,14 @@ bool copyOnce(int i, Shared* shared, size_t bytes) {
 // points, which on 4 processes sharing 2 cores cost a sleep each, so fewer than roundsFor.
 int crossRoundsFor(size_t bytes) { return std::min(roundsFor(bytes), 1024); }
 
-// Each process copies the buffer its neighbour (i + 1 mod N) has just written, as a ring step of
-// the shm transport reads a peer's data in place (or out of the FIFO the peer filled): the lines
-// come from the other core's caches, or from memory, not from this core's. Every round each
-// process writes its own buffer of `bytes` in `buffers` (shared, N of them), all meet, each copies
-// its neighbour's into a private buffer (timed), all meet again. The working set of a process: its
-// own buffer and its destination, 2 * bytes (the neighbour's buffer is the neighbour's).
-bool crossCopyOnce(int i, Shared* shared, std::byte* buffers, size_t bytes, int procs) {
+// Each process copies (or sums with its own data) the buffer its neighbour (i + 1 mod N) has
+// just written, as a ring step of the shm transport reads a peer's data in place (or out of the
+// FIFO the peer filled): those lines come from the other core's caches, or from memory, not from
+// this core's. Every round each process writes its own buffer of `bytes` in `buffers` (shared, N
+// of them), all meet, each copies its neighbour's into a private buffer, or sums it with a private
+// buffer into a third (device::reduce, as the executor), timed, and all meet again. The working
+// set of a process: its own buffer and its private ones, 2 (copy) or 3 (sum) times `bytes`.
+bool crossOnce(int i, Shared* shared, std::byte* buffers, size_t bytes, int procs, bool sum) {
   Doorbell bell;
   bell.rebind(&shared->meeting, nullptr);
   uint32_t meetings = 0;
@@ -178,22 +179,29 @@ bool crossCopyOnce(int i, Shared* shared, std::byte* buffers, size_t bytes, int 
     Doorbell::ring(&shared->meeting);
     return await(shared->meeting.seq, meetings, bell);
   };
-  std::byte* mine = buffers + static_cast<size_t>(i) * bytes;
-  const std::byte* next = buffers + static_cast<size_t>((i + 1) % procs) * bytes;
-  std::vector<std::byte> dst(bytes);
+  auto* mine = reinterpret_cast<float*>(buffers + static_cast<size_t>(i) * bytes);
+  const auto* next = reinterpret_cast<const float*>(buffers + size_t((i + 1) % procs) * bytes);
+  const size_t count = bytes / sizeof(float);
+  std::vector<float> own(sum ? count : 0, 1.0f), dst(count);
   const int rounds = crossRoundsFor(bytes);
   double seconds = 0;
   for (int r = 0; r < rounds; ++r) {
-    std::memset(mine, r & 0xff, bytes);
+    std::fill(mine, mine + count, static_cast<float>(r));
     if (!meet()) return false;
     const auto t0 = std::chrono::steady_clock::now();
-    std::memcpy(dst.data(), next, bytes);
+    if (sum) {
+      using trnccl::device::DataType;
+      using trnccl::device::RedOp;
+      trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), own.data(), next, count);
+    } else {
+      std::memcpy(dst.data(), next, bytes);
+    }
     asm volatile("" ::: "memory");  // every round's copy happens
     seconds += Seconds(std::chrono::steady_clock::now() - t0).count();
     if (!meet()) return false;
   }
   shared->seconds[i] = seconds;
-  return dst[bytes / 2] == std::byte((rounds - 1) & 0xff);
+  return dst[count / 2] == static_cast<float>(rounds - 1) + (sum ? 1.0f : 0.0f);
 }
 
 // Process i waits for the token's round r at its own word, then hands it to process i + 1.
@@ -235,11 +243,28 @@ Spread measure(int procs, int repeat, const std::function<bool(int, Shared*)>& b
   return s;
 }
 
+// crossOnce's rate for buffers of `bytes`, shared by `procs` processes.
+Spread measureCross(int procs, int repeat, size_t bytes, bool sum, void* mem) {
+  const size_t all = bytes * static_cast<size_t>(procs);
+  void* buffers = mmap(nullptr, all, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (buffers == MAP_FAILED) return Spread{.ok = false};
+  Spread s = measure(
+      procs, repeat,
+      [&](int i, Shared* sh) {
+        return crossOnce(i, sh, static_cast<std::byte*>(buffers), bytes, procs, sum);
+      },
+      [bytes](double t) { return crossRoundsFor(bytes) * static_cast<double>(bytes) / t / 1e9; },
+      mem);
+  munmap(buffers, all);
+  return s;
+}
+
 // The copy and reduction rates of one working set.
 struct Rates {
   size_t workingSet = 0;
-  Spread copy, cross, reduce;  // a local copy, a copy of another process's fresh data, a sum
-  bool ok() const { return copy.ok && cross.ok && reduce.ok; }
+  // Local copies and sums, and the same of a neighbour's fresh data (crossOnce).
+  Spread copy, cross, reduce, crossReduce;
+  bool ok() const { return copy.ok && cross.ok && reduce.ok && crossReduce.ok; }
 };
 
 // Copies of `copyBytes` and reductions into buffers of `reduceBytes`, all processes at once.
@@ -255,25 +280,13 @@ Rates measureRates(int procs, int repeat, size_t copyBytes, size_t reduceBytes, 
   r.reduce = measure(
       procs, repeat, [reduceBytes](int i, Shared* sh) { return reduceOnce(i, sh, reduceBytes); },
       gbps(reduceBytes), mem);
-  const size_t all = copyBytes * static_cast<size_t>(procs);
-  void* buffers = mmap(nullptr, all, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (buffers == MAP_FAILED) {
-    r.cross.ok = false;
-    return r;
-  }
-  r.cross = measure(
-      procs, repeat,
-      [&](int i, Shared* sh) {
-        return crossCopyOnce(i, sh, static_cast<std::byte*>(buffers), copyBytes, procs);
-      },
-      [copyBytes](double s) { return crossRoundsFor(copyBytes) * double(copyBytes) / s / 1e9; },
-      mem);
-  munmap(buffers, all);
+  r.cross = measureCross(procs, repeat, copyBytes, false, mem);
+  r.crossReduce = measureCross(procs, repeat, reduceBytes, true, mem);
   return r;
 }
 
 // A band list (docs/TOPOLOGY.md): each working set's rate (`rate` of its Rates), times `scale`.
-std::string bandList(const std::vector<Rates>& bands, Spread Rates::*rate, double scale) {
+std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate, double scale) {
   std::string out;
   for (const Rates& b : bands) {
     out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ", b.workingSet,
@@ -282,20 +295,24 @@ std::string bandList(const std::vector<Rates>& bands, Spread Rates::*rate, doubl
   return "[" + out + "]";
 }
 
-// The description; its links move data at half the rate of `link`: the copy of a neighbour's
-// fresh data (the default since session 10) or a local copy (the model before it).
+// The description; its links move data at half the rate of `link` and its chips' "HBM" at three
+// times the rate of `sum`: a neighbour's fresh data copied and summed (the default since session
+// 10), or local copies and sums (the model before it, --local-out).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
-                     const Spread& hop, Spread Rates::*link) {
+                     const Spread& hop, bool neighbours) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
-  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce;
+  const Spread Rates::*link = neighbours ? &Rates::cross : &Rates::copy;
+  const Spread Rates::*sum = neighbours ? &Rates::crossReduce : &Rates::reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;
   return fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
-      "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets): copy\n"
-      "# rate {:.2f} [{:.2f}-{:.2f}] GB/s per rank with all copying at once, {:.2f}\n"
-      "# [{:.2f}-{:.2f}] copying a neighbour's fresh data, float sums {:.2f} [{:.2f}-{:.2f}]\n"
-      "# GB/s per rank (the emulated core's kernel, all at once), hand-off latency {:.2f}\n"
-      "# [{:.2f}-{:.2f}] us per hop of a token among them. The links use the {} rate. From {}\n"
-      "# bytes (shm's zero-copy size) the receiver reads a message in place\n"
+      "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets), all\n"
+      "# processes at once, GB/s per rank: copies {:.2f} [{:.2f}-{:.2f}], of a neighbour's fresh\n"
+      "# data {:.2f} [{:.2f}-{:.2f}]; float sums (the emulated core's kernel) {:.2f}\n"
+      "# [{:.2f}-{:.2f}], with a neighbour's fresh data {:.2f} [{:.2f}-{:.2f}]; hand-off latency\n"
+      "# {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. The links and the HBM take the\n"
+      "# rates {}.\n"
+      "# From {} bytes (shm's zero-copy size) the receiver reads a message in place\n"
       "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
       "# (each process's buffers), which the caches hold in part or whole.\n"
       "name: host\n"
@@ -309,9 +326,9 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "{},\n"
       "     bands: {}}}\n",
       chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
-      red.low, red.high, hop.median, hop.low, hop.high,
-      link == &Rates::cross ? "neighbour's copy" : "local copy", kDefaultZcopyBytes, chips, chips,
-      3 * red.median, bandList(bands, &Rates::reduce, 3), (big.*link).median / 2, hop.median,
+      red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
+      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, chips, chips,
+      3 * (big.*sum).median, bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
       kDefaultZcopyBytes, bandList(bands, link, 0.5));
 }
 
@@ -359,23 +376,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  if (!writeFile(out, describe(chips, big, bands, hop, &Rates::cross))) return 1;
-  if (!localOut.empty() && !writeFile(localOut, describe(chips, big, bands, hop, &Rates::copy))) {
+  if (!writeFile(out, describe(chips, big, bands, hop, true))) return 1;
+  if (!localOut.empty() && !writeFile(localOut, describe(chips, big, bands, hop, false))) {
     return 1;
   }
-  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;
   std::printf(
-      "copy %.2f GB/s per rank, a neighbour's data %.2f, reduce %.2f, hand-off %.2f us: %s "
-      "(medians of %d; copy %.2f-%.2f, neighbour's %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off "
-      "%.2f-%.2f us)\n",
-      copy.median, cross.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high,
-      cross.low, cross.high, red.low, red.high, hop.low, hop.high);
+      "copy %.2f GB/s per rank, a neighbour's data %.2f, reduce %.2f, a neighbour's data %.2f, "
+      "hand-off %.2f us: %s (medians of %d; copy %.2f-%.2f, %.2f-%.2f, reduce %.2f-%.2f, "
+      "%.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
+      copy.median, cross.median, red.median, xred.median, hop.median, out.c_str(), repeat, copy.low,
+      copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
   for (const Rates& b : bands) {
     std::printf(
-        "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f), reduce "
-        "%.2f (%.2f-%.2f) GB/s\n",
+        "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "
+        "%.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f) GB/s\n",
         b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.cross.median, b.cross.low,
-        b.cross.high, b.reduce.median, b.reduce.low, b.reduce.high);
+        b.cross.high, b.reduce.median, b.reduce.low, b.reduce.high, b.crossReduce.median,
+        b.crossReduce.low, b.crossReduce.high);
   }
   return 0;
 }
