@@ -81,7 +81,11 @@ size_t LlWriter::write(const std::byte* src, size_t bytes, uint64_t moved) {
     const size_t first = std::min<uint64_t>(bytes_, kLlHeaderData);
     if (bytes < first || !room(kLlHeaderLines)) return 0;
     uint64_t line[7] = {tag_, bytes_ | (uint64_t{index_} << 32)};
-    std::memcpy(&line[2], src, first);
+    if (first == kLlHeaderData) {
+      std::memcpy(&line[2], src, kLlHeaderData);  // the common case, a constant size
+    } else {
+      std::memcpy(&line[2], src, first);
+    }
     put(line);
     headerPending_ = false;
     taken = first;
@@ -91,9 +95,15 @@ size_t LlWriter::write(const std::byte* src, size_t bytes, uint64_t moved) {
   if (lines > 0 && room(1)) {
     lines = std::min(lines, area_.count - (head_ - tail_));
     const size_t n = std::min<uint64_t>(rest, lines * kLlLineData);
-    for (size_t off = 0; off < n; off += kLlLineData) {
+    const std::byte* from = src + taken;
+    for (size_t off = 0; off + kLlLineData <= n; off += kLlLineData) {
+      uint64_t data[7];
+      std::memcpy(data, from + off, kLlLineData);  // a constant size: moves, no libc call
+      put(data);
+    }
+    if (const size_t tail = n % kLlLineData; tail != 0) {  // the message's last, short line
       uint64_t data[7] = {};
-      std::memcpy(data, src + taken + off, std::min<size_t>(kLlLineData, n - off));
+      std::memcpy(data, from + n - tail, tail);
       put(data);
     }
     taken += n;
@@ -180,20 +190,23 @@ Result<bool> LlReader::arrived(uint64_t tag) {
 
 template <typename Put>
 Status LlReader::copyOut(uint64_t moved, size_t n, Put put) const {
-  for (uint64_t at = moved; at < moved + n;) {
-    // Byte `at` of the message: in the header line's words 2..6, or in a data line.
-    const bool inHeader = at < kLlHeaderData;
-    const uint64_t index = inHeader ? 0 : kLlHeaderLines + (at - kLlHeaderData) / kLlLineData;
-    const uint64_t offset =
-        inHeader ? kLlLineData - kLlHeaderData + at : (at - kLlHeaderData) % kLlLineData;
+  // Walks the lines from the one holding byte `moved` (the header line holds bytes 0..39 in its
+  // words 2..6, data line i bytes 40 + 56 (i - 1) ..); only the first line's offset is computed.
+  uint64_t index =
+      moved < kLlHeaderData ? 0 : kLlHeaderLines + (moved - kLlHeaderData) / kLlLineData;
+  uint64_t offset = moved < kLlHeaderData ? kLlLineData - kLlHeaderData + moved
+                                          : (moved - kLlHeaderData) % kLlLineData;
+  const uint64_t end = moved + n;
+  for (uint64_t at = moved; at < end; ++index, offset = 0) {
     const LlLine& line = area_.line(start_ + index);
     if (line.word[7].load(std::memory_order_relaxed) != seq_) {
       return internalError("shm LL: from rank {}: line {} of a {}-byte message lost its flag",
                            peer_, index, bytes_);
     }
     uint64_t data[7];
+#pragma GCC unroll 7
     for (int i = 0; i < 7; ++i) data[i] = line.word[i].load(std::memory_order_relaxed);
-    const size_t k = std::min<uint64_t>(kLlLineData - offset, moved + n - at);
+    const size_t k = std::min<uint64_t>(kLlLineData - offset, end - at);
     put(at, reinterpret_cast<const std::byte*>(data) + offset, k);
     at += k;
   }
@@ -224,7 +237,11 @@ Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Co
       from = at;
       filled = 0;
     }
-    std::memcpy(buffer + filled, data, k);
+    if (k == kLlLineData) {
+      std::memcpy(buffer + filled, data, kLlLineData);  // a whole data line: a constant size
+    } else {
+      std::memcpy(buffer + filled, data, k);
+    }
     filled += k;
   }));
   if (filled > 0) consume(from, buffer, filled);
@@ -237,7 +254,11 @@ Result<size_t> LlReader::readInto(std::byte* dst, size_t max, uint64_t moved, ui
   if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
   const size_t n = std::min<uint64_t>(max, bytes_ - moved);
   TRN_TRY(copyOut(moved, n, [dst](uint64_t at, const std::byte* data, size_t k) {
-    std::memcpy(dst + at, data, k);
+    if (k == kLlLineData) {
+      std::memcpy(dst + at, data, kLlLineData);  // a whole data line: a constant size
+    } else {
+      std::memcpy(dst + at, data, k);
+    }
   }));
   handedOut(moved + n);
   return n;

@@ -6,6 +6,9 @@
 //     all at once; the rate of the slowest;
 //   - reduction rate: each process sums two float buffers as large into a third with the
 //     emulated core's kernel (device::reduce), all at once; the rate of the slowest;
+//   - a neighbour's copy and sum rates: each process copies, or sums with a buffer of its own, the
+//     buffer its neighbour has just written (shared memory), all at once, as a ring step reads a
+//     peer's data (crossOnce); the rate of the slowest;
 //   - hand-off latency: a token passed around the N processes through shared memory, each
 //     waiting the way the library does (spin, then sleep on a futex doorbell); time per hop;
 //   - the copy and reduction rates again for each working set of 64 KiB, 128 KiB, ... 32 MiB
@@ -18,13 +21,14 @@
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the copy rate; from the transport's zero-copy size (zero_copy.h
-// kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
-// in_place_bytes. The "HBM" of a chip is three times the reduction rate, as the simulator
-// charges three bytes of HBM traffic per byte reduced. The bands follow the same rules: the
-// link's `bands` are half each working set's copy rate, the device's `hbm_bands` three times
-// its reduction rate; the plain fields are the rates of 64 MiB buffers, above every band.
-// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--repeat R]
+// port's bandwidth is half the neighbour's copy rate; from the transport's zero-copy size
+// (zero_copy.h kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
+// in_place_bytes. The "HBM" of a chip is three times the neighbour's sum rate, as the simulator
+// charges three bytes of HBM traffic per byte reduced. The bands follow the same rules, per
+// working set; the plain fields are the rates of 64 MiB buffers, above every band. Until
+// session 10 the links and the HBM took the local copy and sum rates (what --local-out still
+// writes); a ring step's copies and sums read lines another core has just written.
+// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--local-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -66,6 +70,7 @@ struct Shared {
   std::atomic<bool> failed{false};
   double seconds[64] = {};
   DoorbellWord bell[64];
+  DoorbellWord meeting;  // its word counts the arrivals at every meeting point so far
 };
 
 // Waits until `word` holds at least `want`, sleeping on `bell` between looks; false after 10 s.
@@ -80,14 +85,20 @@ bool await(const std::atomic<uint32_t>& word, uint32_t want, Doorbell& bell) {
   }
 }
 
-// Puts this process on the (i mod k)-th of the k CPUs it may run on.
-void pin(int i) {
+// The CPUs this process may run on.
+std::vector<int> usableCpus() {
   cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
   std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c) {
     if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   }
+  return cpus;
+}
+
+// Puts this process on the (i mod k)-th of the k CPUs it may run on.
+void pin(int i) {
+  const std::vector<int> cpus = usableCpus();
   if (cpus.empty()) return;
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -154,6 +165,51 @@ bool copyOnce(int i, Shared* shared, size_t bytes) {
   return true;
 }
 
+// How often the cross-process copy of buffers of `bytes` repeats: every round has two meeting
+// points, which on 4 processes sharing 2 cores cost a sleep each, so fewer than roundsFor.
+int crossRoundsFor(size_t bytes) { return std::min(roundsFor(bytes), 1024); }
+
+// Each process copies (or sums with its own data) the buffer its neighbour (i + 1 mod N) has
+// just written, as a ring step of the shm transport reads a peer's data in place (or out of the
+// FIFO the peer filled): those lines come from the other core's caches, or from memory, not from
+// this core's. Every round each process writes its own buffer of `bytes` in `buffers` (shared, N
+// of them), all meet, each copies its neighbour's into a private buffer, or sums it with a private
+// buffer into a third (device::reduce, as the executor), timed, and all meet again. The working
+// set of a process: its own buffer and its private ones, 2 (copy) or 3 (sum) times `bytes`.
+bool crossOnce(int i, Shared* shared, std::byte* buffers, size_t bytes, int procs, bool sum) {
+  Doorbell bell;
+  bell.rebind(&shared->meeting, nullptr);
+  uint32_t meetings = 0;
+  const auto meet = [&] {
+    meetings += static_cast<uint32_t>(procs);
+    Doorbell::ring(&shared->meeting);
+    return await(shared->meeting.seq, meetings, bell);
+  };
+  auto* mine = reinterpret_cast<float*>(buffers + static_cast<size_t>(i) * bytes);
+  const auto* next = reinterpret_cast<const float*>(buffers + size_t((i + 1) % procs) * bytes);
+  const size_t count = bytes / sizeof(float);
+  std::vector<float> own(sum ? count : 0, 1.0f), dst(count);
+  const int rounds = crossRoundsFor(bytes);
+  double seconds = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::fill(mine, mine + count, static_cast<float>(r));
+    if (!meet()) return false;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (sum) {
+      using trnccl::device::DataType;
+      using trnccl::device::RedOp;
+      trnccl::device::reduce(DataType::kFloat32, RedOp::kSum, dst.data(), own.data(), next, count);
+    } else {
+      std::memcpy(dst.data(), next, bytes);
+    }
+    asm volatile("" ::: "memory");  // every round's copy happens
+    seconds += Seconds(std::chrono::steady_clock::now() - t0).count();
+    if (!meet()) return false;
+  }
+  shared->seconds[i] = seconds;
+  return dst[count / 2] == static_cast<float>(rounds - 1) + (sum ? 1.0f : 0.0f);
+}
+
 // Process i waits for the token's round r at its own word, then hands it to process i + 1.
 bool passToken(int i, Shared* shared, int procs) {
   Doorbell mine;
@@ -193,11 +249,35 @@ Spread measure(int procs, int repeat, const std::function<bool(int, Shared*)>& b
   return s;
 }
 
+// crossOnce's rate for buffers of `bytes`, shared by `procs` processes. Only the copies are
+// timed, and a copy between two meetings mostly runs without losing its core, so on k < N CPUs
+// the rate is scaled by k / N: N ranks all copying at once, as in a ring step, share the cores
+// (the plain copy loop, timed whole, has that in its measurement).
+Spread measureCross(int procs, int repeat, size_t bytes, bool sum, void* mem) {
+  const double share =
+      std::min(1.0, static_cast<double>(std::max<size_t>(1, usableCpus().size())) / procs);
+  const size_t all = bytes * static_cast<size_t>(procs);
+  void* buffers = mmap(nullptr, all, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (buffers == MAP_FAILED) return Spread{.ok = false};
+  Spread s = measure(
+      procs, repeat,
+      [&](int i, Shared* sh) {
+        return crossOnce(i, sh, static_cast<std::byte*>(buffers), bytes, procs, sum);
+      },
+      [bytes, share](double t) {
+        return share * crossRoundsFor(bytes) * static_cast<double>(bytes) / t / 1e9;
+      },
+      mem);
+  munmap(buffers, all);
+  return s;
+}
+
 // The copy and reduction rates of one working set.
 struct Rates {
   size_t workingSet = 0;
-  Spread copy, reduce;
-  bool ok() const { return copy.ok && reduce.ok; }
+  // Local copies and sums, and the same of a neighbour's fresh data (crossOnce).
+  Spread copy, cross, reduce, crossReduce;
+  bool ok() const { return copy.ok && cross.ok && reduce.ok && crossReduce.ok; }
 };
 
 // Copies of `copyBytes` and reductions into buffers of `reduceBytes`, all processes at once.
@@ -213,32 +293,41 @@ Rates measureRates(int procs, int repeat, size_t copyBytes, size_t reduceBytes, 
   r.reduce = measure(
       procs, repeat, [reduceBytes](int i, Shared* sh) { return reduceOnce(i, sh, reduceBytes); },
       gbps(reduceBytes), mem);
+  r.cross = measureCross(procs, repeat, copyBytes, false, mem);
+  r.crossReduce = measureCross(procs, repeat, reduceBytes, true, mem);
   return r;
 }
 
-// A band list (docs/TOPOLOGY.md): each working set's rate, times `scale`.
-std::string bandList(const std::vector<Rates>& bands, bool copy, double scale) {
+// A band list (docs/TOPOLOGY.md): each working set's rate (`rate` of its Rates), times `scale`.
+std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate, double scale) {
   std::string out;
   for (const Rates& b : bands) {
     out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ", b.workingSet,
-                       scale * (copy ? b.copy : b.reduce).median);
+                       scale * (b.*rate).median);
   }
   return "[" + out + "]";
 }
 
+// The description; its links move data at half the rate of `link` and its chips' "HBM" at three
+// times the rate of `sum`: a neighbour's fresh data copied and summed (the default since session
+// 10), or local copies and sums (the model before it, --local-out).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
-                     const Spread& hop) {
+                     const Spread& hop, bool neighbours) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
-  const Spread &copy = big.copy, &red = big.reduce;
+  const Spread Rates::*link = neighbours ? &Rates::cross : &Rates::copy;
+  const Spread Rates::*sum = neighbours ? &Rates::crossReduce : &Rates::reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;
   return fmt::format(
       "# This machine as trnccl-sim sees the shm transport with {} ranks, measured by\n"
-      "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets): copy\n"
-      "# rate {:.2f} [{:.2f}-{:.2f}] GB/s per rank with all copying at once, float sums {:.2f}\n"
-      "# [{:.2f}-{:.2f}] GB/s per rank (the emulated core's kernel, all at once), hand-off\n"
-      "# latency {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. From {} bytes\n"
-      "# (shm's zero-copy size) the receiver reads a message in place (docs/SIMULATOR.md).\n"
-      "# The bands: the same rates for working sets of at most `bytes` (each process's buffers),\n"
-      "# which the caches hold in part or whole.\n"
+      "# trnccl-sim-calibrate (medians; lowest-highest of the repetitions in brackets), all\n"
+      "# processes at once, GB/s per rank: copies {:.2f} [{:.2f}-{:.2f}], of a neighbour's fresh\n"
+      "# data {:.2f} [{:.2f}-{:.2f}]; float sums (the emulated core's kernel) {:.2f}\n"
+      "# [{:.2f}-{:.2f}], with a neighbour's fresh data {:.2f} [{:.2f}-{:.2f}]; hand-off latency\n"
+      "# {:.2f} [{:.2f}-{:.2f}] us per hop of a token among them. The links and the HBM take the\n"
+      "# rates {}.\n"
+      "# From {} bytes (shm's zero-copy size) the receiver reads a message in place\n"
+      "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
+      "# (each process's buffers), which the caches hold in part or whole.\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
@@ -249,24 +338,35 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
       "{},\n"
       "     bands: {}}}\n",
-      chips, copy.median, copy.low, copy.high, red.median, red.low, red.high, hop.median, hop.low,
-      hop.high, kDefaultZcopyBytes, chips, chips, 3 * red.median, bandList(bands, false, 3),
-      copy.median / 2, hop.median, kDefaultZcopyBytes, bandList(bands, true, 0.5));
+      chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
+      red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
+      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, chips, chips,
+      3 * (big.*sum).median, bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
+      kDefaultZcopyBytes, bandList(bands, link, 0.5));
+}
+
+bool writeFile(const std::string& path, const std::string& text) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f != nullptr && std::fputs(text.c_str(), f) >= 0 && std::fclose(f) == 0) return true;
+  std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", path.c_str());
+  return false;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   int chips = 4, repeat = 5;
-  std::string out = "host.yaml";
+  std::string out = "host.yaml", localOut;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--out") out = argv[i + 1];
+    if (std::string(argv[i]) == "--local-out") localOut = argv[i + 1];
     if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
   }
   if (chips < 2 || chips > 64 || repeat < 1 || repeat > 100 || argc % 2 == 0) {
     std::fprintf(stderr,
-                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--repeat 1..100]\n");
+                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--local-out FILE] "
+                 "[--repeat 1..100]\n");
     return 2;
   }
   void* mem =
@@ -289,22 +389,24 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  const std::string yaml = describe(chips, big, bands, hop);
-  FILE* f = std::fopen(out.c_str(), "w");
-  if (f == nullptr || std::fputs(yaml.c_str(), f) < 0 || std::fclose(f) != 0) {
-    std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", out.c_str());
+  if (!writeFile(out, describe(chips, big, bands, hop, true))) return 1;
+  if (!localOut.empty() && !writeFile(localOut, describe(chips, big, bands, hop, false))) {
     return 1;
   }
-  const Spread &copy = big.copy, &red = big.reduce;
+  const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;
   std::printf(
-      "copy %.2f GB/s per rank, reduce %.2f GB/s per rank, hand-off %.2f us: %s (medians of %d; "
-      "copy %.2f-%.2f, reduce %.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
-      copy.median, red.median, hop.median, out.c_str(), repeat, copy.low, copy.high, red.low,
-      red.high, hop.low, hop.high);
+      "copy %.2f GB/s per rank, a neighbour's data %.2f, reduce %.2f, a neighbour's data %.2f, "
+      "hand-off %.2f us: %s (medians of %d; copy %.2f-%.2f, %.2f-%.2f, reduce %.2f-%.2f, "
+      "%.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
+      copy.median, cross.median, red.median, xred.median, hop.median, out.c_str(), repeat, copy.low,
+      copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
   for (const Rates& b : bands) {
-    std::printf("  working set %9zu bytes: copy %.2f (%.2f-%.2f), reduce %.2f (%.2f-%.2f) GB/s\n",
-                b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.reduce.median, b.reduce.low,
-                b.reduce.high);
+    std::printf(
+        "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "
+        "%.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f) GB/s\n",
+        b.workingSet, b.copy.median, b.copy.low, b.copy.high, b.cross.median, b.cross.low,
+        b.cross.high, b.reduce.median, b.reduce.low, b.reduce.high, b.crossReduce.median,
+        b.crossReduce.low, b.crossReduce.high);
   }
   return 0;
 }
