@@ -69,4 +69,12 @@ std::string describe(const fi_info& info);
 // value the user set wins. Returns the limit in force ("" when untouched: another provider).
 std::string tuneProvider(const fi_info& info, size_t pieceBytes);
 
+// The header slot a rank proposes for `info` (wire.h: a header and the largest message that
+// travels inside it): TRNCCL_OFI_INLINE_BYTES plus the header when set (at least 64 bytes of
+// payload, at most 4 MiB and the provider's largest message), else kNativeHeaderSlotBytes over
+// libfabric's native tcp RDM provider (no eager limit, so a 32 KiB message is one message
+// without a data piece), else kHeaderSlotBytes (ofi_rxm's default eager limit). The pair takes
+// the smaller of its two proposals.
+size_t headerSlotBytes(const fi_info& info);
+
 }  // namespace trnccl::transport::ofi
