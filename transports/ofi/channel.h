@@ -40,6 +40,7 @@
 // channel whose link failed (fail(Status)), so its later calls report it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -67,6 +68,9 @@ struct ChannelConfig {
                              // (0: never); see the header for when they may not
   size_t headerSlotBytes = kHeaderSlotBytes;  // agreed by both ranks: a header and at most
                                               // headerSlotBytes - kHeaderBytes inline
+  // Messages larger than this stream (bulk(): the waker rings at every arrival); 0: every
+  // message above the inline bound. Local: only this rank's waiting depends on it.
+  size_t streamBytes = 0;
   // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
   // source buffer whatever their size. nullptr: none.
   const RegisteredMemory* registered = nullptr;
@@ -102,9 +106,14 @@ class Channel {
   bool roomToSend() const { return sendInline_ && headerSeq_ - headersDone_ < kSendHeaders; }
   // Sends posted or queued whose completion has not arrived.
   bool sending() const;
-  // Data pieces in flight, or a message larger than inlineBytes() partly received.
+  // A message that streams (larger than streamBytes, or the inline bound) partly received, or
+  // data pieces in flight: several, or of such a message (every one when streamBytes is 0).
   bool bulk() const {
-    return piecesDone_ < pieceSeq_ || (recv_.bytes() > inlineBytes() && !recv_.complete());
+    const size_t stream = std::max(config_.streamBytes, inlineBytes());
+    const size_t inFlight = pieceSeq_ - piecesDone_;
+    return (inFlight > 1 ||
+            (inFlight == 1 && (config_.streamBytes == 0 || send_.bytes() > stream))) ||
+           (recv_.bytes() > stream && !recv_.complete());
   }
   // The largest message that travels inside its header.
   size_t inlineBytes() const { return config_.headerSlotBytes - kHeaderBytes; }

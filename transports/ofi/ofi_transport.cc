@@ -80,6 +80,7 @@ class Setup {
   std::vector<Channel*> channels_;  // indexed like peers_
   size_t pieceBytes_ = 0;
   size_t headerSlotBytes_ = 0;
+  size_t streamBytes_ = 0;
   const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
 };
@@ -111,6 +112,7 @@ Status Setup::open() {
   pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
   std::string eager = tuneProvider(**info, pieceBytes_ + kHeaderBytes);
   headerSlotBytes_ = headerSlotBytes(**info);
+  streamBytes_ = streamBytes(**info);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
@@ -196,6 +198,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
     config.headerSlotBytes = std::min<size_t>(headerSlotBytes_, blob.headerSlotBytes);
+    config.streamBytes = streamBytes_;
     config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     {

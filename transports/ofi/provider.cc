@@ -187,8 +187,22 @@ std::string tuneProvider(const fi_info& info, size_t pieceBytes) {
   return env::getString(kRxmEagerLimit, "");
 }
 
+namespace {
+
+bool nativeTcp(const fi_info& info) {
+  return info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
+}
+
+}  // namespace
+
+size_t streamBytes(const fi_info& info) {
+  const int64_t fallback = nativeTcp(info) ? static_cast<int64_t>(kNativeStreamBytes) : 0;
+  return static_cast<size_t>(
+      std::max<int64_t>(env::getInt("TRNCCL_OFI_STREAM_BYTES", fallback), 0));
+}
+
 size_t headerSlotBytes(const fi_info& info) {
-  const bool native = info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
+  const bool native = nativeTcp(info);
   const size_t fallback = (native ? kNativeHeaderSlotBytes : kHeaderSlotBytes) - kHeaderBytes;
   const int64_t wanted = env::getInt("TRNCCL_OFI_INLINE_BYTES", static_cast<int64_t>(fallback));
   const int64_t largest =

@@ -77,4 +77,12 @@ std::string tuneProvider(const fi_info& info, size_t pieceBytes);
 // the smaller of its two proposals.
 size_t headerSlotBytes(const fi_info& info);
 
+// Above which size a message streams (ChannelConfig::streamBytes: the waker rings the executor
+// at every arrival while it is in flight, instead of once per sleep): TRNCCL_OFI_STREAM_BYTES
+// when set, else kNativeStreamBytes over libfabric's native tcp RDM provider, whose progress
+// runs without the executor (single pieces up to 256 KiB were 0.66-0.77x the time watched
+// once; README.md, session 10), else 0 (every message above the inline bound streams: rxm
+// moves bytes only while the executor reads its queue).
+size_t streamBytes(const fi_info& info);
+
 }  // namespace trnccl::transport::ofi

@@ -68,5 +68,7 @@ inline constexpr size_t kInlineBytes = kHeaderSlotBytes - kHeaderBytes;
 // piece (whose arrival the waker streams: transports/ofi/README.md, session 10).
 inline constexpr size_t kNativeHeaderSlotBytes = 65536;
 inline constexpr size_t kNativeInlineBytes = kNativeHeaderSlotBytes - kHeaderBytes;
+// Over the same provider, messages up to this size do not stream (provider.h streamBytes).
+inline constexpr size_t kNativeStreamBytes = size_t{256} << 10;
 
 }  // namespace trnccl::transport::ofi
