@@ -187,13 +187,9 @@ std::string tuneProvider(const fi_info& info, size_t pieceBytes) {
   return env::getString(kRxmEagerLimit, "");
 }
 
-namespace {
-
 bool nativeTcp(const fi_info& info) {
   return info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
 }
-
-}  // namespace
 
 size_t streamBytes(const fi_info& info) {
   const int64_t fallback = nativeTcp(info) ? static_cast<int64_t>(kNativeStreamBytes) : 0;

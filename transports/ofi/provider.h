@@ -69,6 +69,9 @@ std::string describe(const fi_info& info);
 // value the user set wins. Returns the limit in force ("" when untouched: another provider).
 std::string tuneProvider(const fi_info& info, size_t pieceBytes);
 
+// libfabric's native tcp RDM provider (protocol FI_PROTO_XNET: `net` in 1.17, `tcp` from 1.18).
+bool nativeTcp(const fi_info& info);
+
 // The header slot a rank proposes for `info` (wire.h: a header and the largest message that
 // travels inside it): TRNCCL_OFI_INLINE_BYTES plus the header when set (at least 64 bytes of
 // payload, at most 4 MiB and the provider's largest message), else kNativeHeaderSlotBytes over

@@ -108,7 +108,7 @@ TEST_P(OfiTransportTest, InlineMessages) {
     ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
     const size_t inlined = inlineBytesOf(cluster);
     const auto* self = static_cast<OfiConnection*>(cluster.connTo(0, 1));
-    const bool native = self->endpoint().info().ep_attr->protocol == FI_PROTO_XNET;
+    const bool native = nativeTcp(self->endpoint().info());
     EXPECT_EQ(inlined, *env != '\0' ? 1000 : native ? kNativeInlineBytes : kInlineBytes);
     const std::vector<size_t> sizes = {1, inlined - 1, inlined, inlined + 1, 2 * inlined};
     CounterDelta<Event> edge;

@@ -163,7 +163,7 @@ TEST_P(OfiWaitTest, WatchFollowsWhatIsInFlight) {
     if (*env != '\0') stream.emplace("TRNCCL_OFI_STREAM_BYTES", env);
     if (!connectPair()) GTEST_SKIP() << "no wait descriptor: the waiter polls";
     auto* receiver = static_cast<OfiConnection*>(cluster_->connTo(1, 0));
-    const bool native = receiver->endpoint().info().ep_attr->protocol == FI_PROTO_XNET;
+    const bool native = nativeTcp(receiver->endpoint().info());
     const bool pieceStreams = *env != '\0' || !native;
     int64_t once = count(Event::kDoorbellWaits);
     int64_t bulk = count(Event::kBulkDoorbellWaits);
