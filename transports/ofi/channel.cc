@@ -33,12 +33,12 @@ Channel::Channel(Endpoint& endpoint, ChannelConfig config)
 }
 
 std::byte* Channel::headerMemory(uint32_t index) const {
-  return headers_.data() + size_t{index} * kHeaderSlotBytes;
+  return headers_.data() + size_t{index} * config_.headerSlotBytes;
 }
 
 Status Channel::start() {
   Result<RegisteredBuffer> headers = RegisteredBuffer::allocate(
-      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders) * kHeaderSlotBytes);
+      endpoint_.registrationDomain(), (kSendHeaders + kRecvHeaders) * config_.headerSlotBytes);
   if (!headers) return headers.status();
   headers_ = std::move(*headers);
   for (uint32_t slot = 0; slot < kRecvHeaders; ++slot) TRN_TRY(postRecvHeader(slot, slot));
@@ -51,7 +51,7 @@ Status Channel::start() {
 Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(send_.begin(tag, bytes));
-  sendInline_ = bytes != 0 && bytes <= kInlineBytes;
+  sendInline_ = bytes != 0 && bytes <= inlineBytes();
   headerPending_ = bytes != 0;
   sendMessages_ += bytes != 0 ? 1 : 0;
   return Status::ok();
@@ -251,7 +251,7 @@ bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ 
 Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {
   Op& op = recvHeaderOps_[slot];
   op.buffer = headerMemory(kSendHeaders + slot);
-  op.bytes = kHeaderSlotBytes;
+  op.bytes = config_.headerSlotBytes;
   op.desc = headers_.desc();
   op.address = FI_ADDR_UNSPEC;  // the tag names the sender
   op.tag = wireTag(WireKind::kHeader, config_.peer, seq);
@@ -287,7 +287,7 @@ Status Channel::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(recv_.begin(tag, bytes));
   headerChecked_ = bytes == 0;
   recvMessages_ += bytes != 0 ? 1 : 0;
-  if (bytes > kInlineBytes) TRN_TRY(ensureRecvSlots());
+  if (bytes > inlineBytes()) TRN_TRY(ensureRecvSlots());
   return Status::ok();
 }
 
@@ -296,7 +296,7 @@ Status Channel::checkFields(const std::byte* at, size_t arrived, uint32_t flags)
   if (arrived >= kHeaderBytes) std::memcpy(&header, at, kHeaderBytes);
   const size_t payload = arrived >= kHeaderBytes ? arrived - kHeaderBytes : 0;
   if (arrived < kHeaderBytes || header.magic != kHeaderMagic || header.flags != flags ||
-      (header.bytes <= kInlineBytes) != (flags == kInline) ||
+      (header.bytes <= inlineBytes()) != (flags == kInline) ||
       (flags == kInline ? payload != header.bytes : payload > header.bytes)) {
     return Status(Code::kInternalError,
                   fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
@@ -381,7 +381,7 @@ Result<size_t> Channel::consumeInline(size_t max, const Consumer& consume) {
 Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
   TRN_TRY(error_);
   if (!headerChecked_) {
-    TRN_TRY(recv_.bytes() <= kInlineBytes ? checkHeader() : checkLeadingPiece());
+    TRN_TRY(recv_.bytes() <= inlineBytes() ? checkHeader() : checkLeadingPiece());
     if (!headerChecked_) return size_t{0};
   }
   if (recvInline_) return consumeInline(max, consume);

@@ -19,7 +19,7 @@
 // piece's send completes or fails; another host piece, or one the full cache cannot take, is
 // copied through the (registered) ring like a small piece.
 //
-// A message of at most kInlineBytes (wire.h) skips both: sendSome() copies it into its header
+// A message of at most inlineBytes() (wire.h) skips both: sendSome() copies it into its header
 // slot, and the header goes once the whole message was offered, as one message. When header
 // and payload fit the provider's inject size (64 bytes over tcp;ofi_rxm, 4 KiB over shm) it
 // goes with fi_tinject: no send completion to read (over tcp, each one costs a write and a read
@@ -28,7 +28,7 @@
 // write to its socket yet (only behind a full socket) moves at the next read of the queue: the
 // executor's, or the liveness thread's at the latest.
 //
-// Receiving pre-posts kRecvHeaders header receives (a slot of kHeaderSlotBytes each) at setup
+// Receiving pre-posts kRecvHeaders header receives (a slot of headerSlotBytes each) at setup
 // and, from the first beginRecv() of a message too large to come inline on, `recvSlots` data
 // receives of pieceBytes + kHeaderBytes each; completed slots are handed to the consumer in
 // sequence order, straight out of the slot (after the header, in a message's first piece), and
@@ -40,6 +40,7 @@
 // channel whose link failed (fail(Status)), so its later calls report it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -65,6 +66,11 @@ struct ChannelConfig {
   size_t recvSlots = 0;      // data receives posted ahead
   size_t zcopyBytes = 0;     // pieces at least this large may go from the source buffer
                              // (0: never); see the header for when they may not
+  size_t headerSlotBytes = kHeaderSlotBytes;  // agreed by both ranks: a header and at most
+                                              // headerSlotBytes - kHeaderBytes inline
+  // Messages larger than this stream (bulk(): the waker rings at every arrival); 0: every
+  // message above the inline bound. Local: only this rank's waiting depends on it.
+  size_t streamBytes = 0;
   // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
   // source buffer whatever their size. nullptr: none.
   const RegisteredMemory* registered = nullptr;
@@ -100,10 +106,17 @@ class Channel {
   bool roomToSend() const { return sendInline_ && headerSeq_ - headersDone_ < kSendHeaders; }
   // Sends posted or queued whose completion has not arrived.
   bool sending() const;
-  // Data pieces in flight, or a message larger than kInlineBytes partly received.
+  // A message that streams (larger than streamBytes, or the inline bound) partly received, or
+  // data pieces in flight: several, or of such a message (every one when streamBytes is 0).
   bool bulk() const {
-    return piecesDone_ < pieceSeq_ || (recv_.bytes() > kInlineBytes && !recv_.complete());
+    const size_t stream = std::max(config_.streamBytes, inlineBytes());
+    const size_t inFlight = pieceSeq_ - piecesDone_;
+    return (inFlight > 1 ||
+            (inFlight == 1 && (config_.streamBytes == 0 || send_.bytes() > stream))) ||
+           (recv_.bytes() > stream && !recv_.complete());
   }
+  // The largest message that travels inside its header.
+  size_t inlineBytes() const { return config_.headerSlotBytes - kHeaderBytes; }
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
   template <typename F>
@@ -165,7 +178,7 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
-  // Slots of kHeaderSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
+  // Slots of headerSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
   LastHeard heard_;
 

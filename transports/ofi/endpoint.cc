@@ -10,6 +10,7 @@
 #include "transports/ofi/channel.h"
 #include "transports/ofi/heartbeat.h"
 #include "transports/ofi/mr_cache.h"
+#include "transports/ofi/provider.h"
 #include "transports/ofi/testing.h"
 #include "transports/ofi/waker.h"
 
@@ -28,9 +29,7 @@ constexpr auto kCancelMs = std::chrono::milliseconds(500);
 // completion, so a waker watching it rang at once every time: the executor and the waker took
 // turns at full speed instead of sleeping (27,769 sleeps and rings in OfiWaitTest's 600 ms
 // wait). Their queue goes into a wait set of ours instead, whose fi_wait clears the signal.
-bool needsOwnWaitSet(const fi_info& info) {
-  return info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
-}
+bool needsOwnWaitSet(const fi_info& info) { return nativeTcp(info); }
 
 }  // namespace
 

@@ -36,6 +36,8 @@ class OfiConnection final : public Connection {
   const char* transportName() const override { return "ofi"; }
   // The endpoint this connection is a channel of (tests hold its locks to stall a rank).
   Endpoint& endpoint() const { return *endpoint_; }
+  // The largest message that travels inside its header (wire.h), agreed with the peer.
+  size_t inlineBytes() const { return channel_.inlineBytes(); }
 
  private:
   std::shared_ptr<Endpoint> endpoint_;

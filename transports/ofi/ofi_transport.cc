@@ -27,16 +27,18 @@ constexpr int64_t kDefaultZcopyBytes = 0;
 constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
-// What each rank tells the others: whether it is ready, its endpoint's name, its piece size,
-// its liveness timeout (transports/core/liveness.h) and its heartbeat endpoint's name (none
-// over libfabric's shm provider).
+// What each rank tells the others: whether it is ready, its endpoint's name, its piece and
+// header slot sizes (wire.h; the pair takes the smaller of each), its liveness timeout
+// (transports/core/liveness.h) and its heartbeat endpoint's name (none over libfabric's shm
+// provider).
 struct NameBlob {
   int32_t ok = 0;
   uint32_t nameBytes = 0;
   uint64_t pieceBytes = 0;
+  uint64_t headerSlotBytes = 0;
   uint32_t livenessMs = 0;
   uint32_t beatNameBytes = 0;
-  std::array<char, 232> name{};
+  std::array<char, 224> name{};
   std::array<char, 256> beatName{};
 };
 static_assert(sizeof(NameBlob) == 512);
@@ -77,6 +79,8 @@ class Setup {
   std::shared_ptr<Endpoint> endpoint_;
   std::vector<Channel*> channels_;  // indexed like peers_
   size_t pieceBytes_ = 0;
+  size_t headerSlotBytes_ = 0;
+  size_t streamBytes_ = 0;
   const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
 };
@@ -107,6 +111,8 @@ Status Setup::open() {
                          maxMessage - std::min(maxMessage, kHeaderBytes));
   pieceBytes_ = std::max(pieceBytes_, kMinPieceBytes);
   std::string eager = tuneProvider(**info, pieceBytes_ + kHeaderBytes);
+  headerSlotBytes_ = headerSlotBytes(**info);
+  streamBytes_ = streamBytes(**info);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
@@ -142,6 +148,7 @@ Status Setup::describeSelf(NameBlob& mine) const {
     }
   }
   mine.pieceBytes = pieceBytes_;
+  mine.headerSlotBytes = headerSlotBytes_;
   mine.livenessMs = static_cast<uint32_t>(
       std::min<int64_t>(liveness_.count(), std::numeric_limits<uint32_t>::max()));
   return Status::ok();
@@ -170,7 +177,8 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
   size_t zcopy = zcopyEnv > 0 ? static_cast<size_t>(zcopyEnv) : 0;
   for (int peer : peers_) {
     const NameBlob& blob = blobs[static_cast<size_t>(peer)];
-    if (blob.nameBytes == 0 || blob.nameBytes > blob.name.size() || blob.pieceBytes == 0) {
+    if (blob.nameBytes == 0 || blob.nameBytes > blob.name.size() || blob.pieceBytes == 0 ||
+        blob.headerSlotBytes <= kHeaderBytes) {
       return Status(Code::kInternalError,
                     fmt::format("ofi: rank {} sent no endpoint name (were transports chosen "
                                 "asymmetrically?)",
@@ -189,6 +197,8 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
     config.zcopyBytes = zcopy;
+    config.headerSlotBytes = std::min<size_t>(headerSlotBytes_, blob.headerSlotBytes);
+    config.streamBytes = streamBytes_;
     config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     {

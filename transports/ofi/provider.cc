@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -10,6 +11,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "transports/ofi/wire.h"
 
 namespace trnccl::transport::ofi {
 namespace {
@@ -183,6 +185,31 @@ std::string tuneProvider(const fi_info& info, size_t pieceBytes) {
     env::setIfUnset(kRxmEagerLimit, std::to_string(pieceBytes));
   });
   return env::getString(kRxmEagerLimit, "");
+}
+
+bool nativeTcp(const fi_info& info) {
+  return info.ep_attr != nullptr && info.ep_attr->protocol == FI_PROTO_XNET;
+}
+
+size_t streamBytes(const fi_info& info) {
+  const int64_t fallback = nativeTcp(info) ? static_cast<int64_t>(kNativeStreamBytes) : 0;
+  return static_cast<size_t>(
+      std::max<int64_t>(env::getInt("TRNCCL_OFI_STREAM_BYTES", fallback), 0));
+}
+
+size_t headerSlotBytes(const fi_info& info) {
+  const bool native = nativeTcp(info);
+  const size_t fallback = (native ? kNativeHeaderSlotBytes : kHeaderSlotBytes) - kHeaderBytes;
+  const int64_t wanted = env::getInt("TRNCCL_OFI_INLINE_BYTES", static_cast<int64_t>(fallback));
+  const int64_t largest =
+      static_cast<int64_t>(std::min<size_t>(size_t{4} << 20, info.ep_attr->max_msg_size)) -
+      static_cast<int64_t>(kHeaderBytes);
+  const int64_t bytes = std::clamp<int64_t>(wanted, 64, std::max<int64_t>(largest, 64));
+  if (bytes != wanted) {
+    TRN_WARN(kNet, "ofi: TRNCCL_OFI_INLINE_BYTES={} is outside [64, {}]; using {}", wanted, largest,
+             bytes);
+  }
+  return static_cast<size_t>(bytes) + kHeaderBytes;
 }
 
 std::string describe(const fi_info& info) {

@@ -69,4 +69,23 @@ std::string describe(const fi_info& info);
 // value the user set wins. Returns the limit in force ("" when untouched: another provider).
 std::string tuneProvider(const fi_info& info, size_t pieceBytes);
 
+// libfabric's native tcp RDM provider (protocol FI_PROTO_XNET: `net` in 1.17, `tcp` from 1.18).
+bool nativeTcp(const fi_info& info);
+
+// The header slot a rank proposes for `info` (wire.h: a header and the largest message that
+// travels inside it): TRNCCL_OFI_INLINE_BYTES plus the header when set (at least 64 bytes of
+// payload, at most 4 MiB and the provider's largest message), else kNativeHeaderSlotBytes over
+// libfabric's native tcp RDM provider (no eager limit, so a 32 KiB message is one message
+// without a data piece), else kHeaderSlotBytes (ofi_rxm's default eager limit). The pair takes
+// the smaller of its two proposals.
+size_t headerSlotBytes(const fi_info& info);
+
+// Above which size a message streams (ChannelConfig::streamBytes: the waker rings the executor
+// at every arrival while it is in flight, instead of once per sleep): TRNCCL_OFI_STREAM_BYTES
+// when set, else kNativeStreamBytes over libfabric's native tcp RDM provider, whose progress
+// runs without the executor (single pieces up to 256 KiB were 0.66-0.77x the time watched
+// once; README.md, session 10), else 0 (every message above the inline bound streams: rxm
+// moves bytes only while the executor reads its queue).
+size_t streamBytes(const fi_info& info);
+
 }  // namespace trnccl::transport::ofi

@@ -1,6 +1,7 @@
 // What an ofi connection puts on the wire: tagged messages only.
 //
-// Each executor message of `bytes` > 0 travels as one message when it can: up to kInlineBytes
+// Each executor message of `bytes` > 0 travels as one message when it can: up to the pair's
+// inline bound (kInlineBytes, or kNativeInlineBytes over a provider without an eager limit)
 // inside a header message (kInline: the payload follows the header), and larger ones as data
 // pieces of at most the pair's piece size, the first of which starts with the header (kLeads:
 // the header leads the first piece's payload; a piece read in place from the caller's buffer
@@ -11,7 +12,7 @@
 // the provider's ordering and no two peers or kinds can ever match the same receive. The
 // header carries the executor's tag and size and the message's number; the receiver checks
 // all three against beginRecv() before it hands out any byte, and a message that arrives on the
-// other stream (the two ranks disagree about a size on both sides of kInlineBytes) fails too.
+// other stream (the two ranks disagree about a size on both sides of the inline bound) fails too.
 // A message of 0 bytes puts nothing on the wire (like shm): the executor never polls it.
 //
 // Heartbeats (transports/core/liveness.h) travel on an endpoint of their own (heartbeat.h):
@@ -55,11 +56,19 @@ struct Header {
 };
 inline constexpr size_t kHeaderBytes = 32;
 static_assert(sizeof(Header) == kHeaderBytes);
-// A header with its inline payload fills one slot of this size: 16 KiB, ofi_rxm's default
-// eager limit (FI_OFI_RXM_BUFFER_SIZE), so an inline message is one eager message even where
-// trnccl did not raise the limit (provider.h tuneProvider). Inline, the message needs no data
-// slots (allocated on the first larger message) and may run up to kRecvHeaders ahead.
+// A header with its inline payload fills one header slot (the pair's, ChannelConfig): by
+// default 16 KiB, ofi_rxm's default eager limit (FI_OFI_RXM_BUFFER_SIZE), so an inline message
+// is one eager message even where trnccl did not raise the limit (provider.h tuneProvider).
+// Inline, the message needs no data slots (allocated on the first larger message) and may run
+// up to kRecvHeaders ahead.
 inline constexpr size_t kHeaderSlotBytes = 16384;
 inline constexpr size_t kInlineBytes = kHeaderSlotBytes - kHeaderBytes;
+// Over libfabric's native tcp RDM provider (xnet: `net` in 1.17, `tcp` from 1.18), which has
+// no eager limit: 64 KiB slots, so a 32 KiB message is one header message too, not a data
+// piece (whose arrival the waker streams: transports/ofi/README.md, session 10).
+inline constexpr size_t kNativeHeaderSlotBytes = 65536;
+inline constexpr size_t kNativeInlineBytes = kNativeHeaderSlotBytes - kHeaderBytes;
+// Over the same provider, messages up to this size do not stream (provider.h streamBytes).
+inline constexpr size_t kNativeStreamBytes = size_t{256} << 10;
 
 }  // namespace trnccl::transport::ofi

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "support/transport_harness.h"
+#include "transports/ofi/ofi_connection.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/ofi/provider.h"
 
@@ -24,6 +25,12 @@ inline const bool kLoopbackOnly = [] {
 }();
 
 using Cluster = ClusterOf<makeOfiTransport>;
+
+// The largest message rank 0 and rank 1 of a connected cluster send inside its header (wire.h:
+// it depends on the provider).
+inline size_t inlineBytesOf(Cluster& cluster) {
+  return static_cast<OfiConnection*>(cluster.connTo(0, 1))->inlineBytes();
+}
 
 // A suite run once per provider (the parameter, pinned with TRNCCL_OFI_PROVIDER); skips where
 // libfabric does not offer it ("net", libfabric 1.17's native tcp RDM provider, is named "tcp"

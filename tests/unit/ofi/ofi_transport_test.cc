@@ -93,30 +93,39 @@ TEST_P(OfiTransportTest, ManyMessagesInDribbles) {
   EXPECT_TRUE(status.isOk()) << status.message();
 }
 
-// Messages up to kInlineBytes travel inside their header, one message each; larger ones as a
-// header and pieces. Sizes on both sides of the edge arrive intact, and so do 200 small
-// messages streamed back to back (the sender runs ahead through every header slot, which the
-// receiver reposts as it consumes them).
+// Messages up to the inline bound travel inside their header, one message each; larger ones as
+// a header and pieces. The bound is 64 KiB less the header over libfabric's native tcp provider
+// (no eager limit: a 32 KiB message is one header message), 16 KiB less the header elsewhere
+// (rxm's default eager limit), and TRNCCL_OFI_INLINE_BYTES sets it. Sizes on both sides of the
+// edge arrive intact, and so do 200 small messages streamed back to back (the sender runs ahead
+// through every header slot, which the receiver reposts as it consumes them).
 TEST_P(OfiTransportTest, InlineMessages) {
   using testing::Event;
-  Cluster cluster(2);
-  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
-  const std::vector<size_t> sizes = {1, kInlineBytes - 1, kInlineBytes, kInlineBytes + 1,
-                                     2 * kInlineBytes};
-  CounterDelta<Event> edge;
-  Status status = exchangeEach(cluster, sizes);
-  ASSERT_TRUE(status.isOk()) << status.message();
-  EXPECT_EQ(edge.get(Event::kInlineMessages), 2 * 3);  // both ranks, the three inline sizes
-  EXPECT_EQ(edge.get(Event::kCopiedPieces), 2 * 2);    // one piece each for the two larger
+  for (const char* env : {"", "1000"}) {
+    std::optional<EnvGuard> bound;
+    if (*env != '\0') bound.emplace("TRNCCL_OFI_INLINE_BYTES", env);
+    Cluster cluster(2);
+    ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+    const size_t inlined = inlineBytesOf(cluster);
+    const auto* self = static_cast<OfiConnection*>(cluster.connTo(0, 1));
+    const bool native = nativeTcp(self->endpoint().info());
+    EXPECT_EQ(inlined, *env != '\0' ? 1000 : native ? kNativeInlineBytes : kInlineBytes);
+    const std::vector<size_t> sizes = {1, inlined - 1, inlined, inlined + 1, 2 * inlined};
+    CounterDelta<Event> edge;
+    Status status = exchangeEach(cluster, sizes);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    EXPECT_EQ(edge.get(Event::kInlineMessages), 2 * 3);  // both ranks, the three inline sizes
+    EXPECT_EQ(edge.get(Event::kCopiedPieces), 2 * 2);    // one piece each for the two larger
 
-  CounterDelta<Event> streamed;
-  status = cluster.runEach([&](int r) {
-    return streamMessages(cluster.bell(r), r, 1 - r, cluster.connTo(r, 1 - r), 200,
-                          [](size_t i) { return 1 + i * 37 % kInlineBytes; });
-  });
-  ASSERT_TRUE(status.isOk()) << status.message();
-  EXPECT_EQ(streamed.get(Event::kInlineMessages), 2 * 200);
-  EXPECT_EQ(streamed.get(Event::kCopiedPieces), 0);
+    CounterDelta<Event> streamed;
+    status = cluster.runEach([&](int r) {
+      return streamMessages(cluster.bell(r), r, 1 - r, cluster.connTo(r, 1 - r), 200,
+                            [&](size_t i) { return 1 + i * 37 % inlined; });
+    });
+    ASSERT_TRUE(status.isOk()) << status.message();
+    EXPECT_EQ(streamed.get(Event::kInlineMessages), 2 * 200);
+    EXPECT_EQ(streamed.get(Event::kCopiedPieces), 0);
+  }
 }
 
 // An inline message that fits the provider's inject size goes with fi_tinject: no send
@@ -135,9 +144,9 @@ TEST_P(OfiTransportTest, SmallMessagesAreInjected) {
     ASSERT_EQ(limit == 0, !enabled);
     const size_t small = enabled ? std::max<size_t>(limit, kHeaderBytes + 1) - kHeaderBytes : 1;
     // The first message waits for the connection (rxm connects on it: fi_tinject says again).
-    ASSERT_TRUE(exchangeEach(cluster, {kInlineBytes + 1}).isOk());
+    ASSERT_TRUE(exchangeEach(cluster, {inlineBytesOf(cluster) + 1}).isOk());
     CounterDelta<Event> sent;
-    Status status = exchangeEach(cluster, {1, small, small + 1, kInlineBytes});
+    Status status = exchangeEach(cluster, {1, small, small + 1, inlineBytesOf(cluster)});
     ASSERT_TRUE(status.isOk()) << status.message();
     const bool fits = enabled && limit > kHeaderBytes;
     EXPECT_EQ(sent.get(Event::kInjectedMessages), fits ? 2 * 2 : 0);  // both ranks: 1 and small
@@ -157,10 +166,12 @@ TEST_P(OfiTransportTest, SmallMessagesAreInjected) {
 // pieces' payload takes k pieces, not k + 1. Every size around each bound (inline, one piece,
 // two pieces) arrives intact, and so do 300 messages streamed back to back across those sizes,
 // many pieces in flight (the sender runs up to a ring of 16 pieces ahead), delivered in order.
-// The ring holds the largest message whole, so no piece is cut short by ring room.
+// The ring holds the largest message whole, so no piece is cut short by ring room. The inline
+// bound is rxm's (below the piece size) on every provider.
 TEST_P(OfiTransportTest, HeaderLeadsTheFirstPiece) {
   using testing::Event;
   constexpr size_t kPiece = 20000;
+  EnvGuard bound("TRNCCL_OFI_INLINE_BYTES", std::to_string(kInlineBytes));
   EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", std::to_string(kPiece));
   EnvGuard ring("TRNCCL_OFI_BUFFER_BYTES", std::to_string(16 * kPiece));
   Cluster cluster(2);
@@ -194,12 +205,13 @@ TEST_P(OfiTransportTest, SizesAcrossTheInlineBoundFail) {
   for (bool largeSent : {true, false}) {
     Cluster cluster(2);
     ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
-    const size_t sent = largeSent ? kInlineBytes + 100 : 100;
-    const size_t expected = largeSent ? 100 : kInlineBytes + 100;
+    const size_t inlined = inlineBytesOf(cluster);
+    const size_t sent = largeSent ? inlined + 100 : 100;
+    const size_t expected = largeSent ? 100 : inlined + 100;
     std::vector<std::byte> out(sent), in(expected);
     Status status = cluster.runEach([&](int r) -> Status {
       // A large message first, so the receiver's data slots exist either way.
-      TRN_TRY(exchangeStep(cluster.bell(r), r, 0, kInlineBytes + 1, cluster.links(r)));
+      TRN_TRY(exchangeStep(cluster.bell(r), r, 0, inlined + 1, cluster.links(r)));
       Connection* c = cluster.connTo(r, 1 - r);
       if (r == 0) {
         TRN_TRY(c->beginSend(0x4321, sent));

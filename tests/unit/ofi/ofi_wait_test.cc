@@ -152,18 +152,39 @@ TEST_P(OfiWaitTest, LargeTransfersCompleteWhileBothRanksWait) {
   EXPECT_EQ(count(Event::kDoorbellWaits), once) << "a sleep with pieces in flight armed once";
 }
 
-// How the waker watches follows what is in flight on the endpoint.
+// How the waker watches follows what is in flight on the endpoint: once with nothing large,
+// at every arrival (bulk) while a message that streams is received. Over the native tcp
+// provider a single piece up to kNativeStreamBytes does not stream (provider.h streamBytes);
+// over rxm every message above the inline bound does, and so does any with
+// TRNCCL_OFI_STREAM_BYTES=0.
 TEST_P(OfiWaitTest, WatchFollowsWhatIsInFlight) {
-  if (!connectPair()) GTEST_SKIP() << "no wait descriptor: the waiter polls";
-  Connection* receiver = cluster_->connTo(1, 0);
-  const int64_t once = count(Event::kDoorbellWaits);
-  const int64_t bulk = count(Event::kBulkDoorbellWaits);
-  receiver->armDoorbell();
-  EXPECT_EQ(count(Event::kDoorbellWaits), once + 1);
-  ASSERT_TRUE(receiver->beginRecv(1, 1u << 20).isOk());
-  receiver->armDoorbell();
-  EXPECT_EQ(count(Event::kBulkDoorbellWaits), bulk + 1) << "a large receive in flight";
-  EXPECT_EQ(count(Event::kDoorbellWaits), once + 1);
+  for (const char* env : {"", "0"}) {
+    std::optional<EnvGuard> stream;
+    if (*env != '\0') stream.emplace("TRNCCL_OFI_STREAM_BYTES", env);
+    if (!connectPair()) GTEST_SKIP() << "no wait descriptor: the waiter polls";
+    auto* receiver = static_cast<OfiConnection*>(cluster_->connTo(1, 0));
+    const bool native = nativeTcp(receiver->endpoint().info());
+    const bool pieceStreams = *env != '\0' || !native;
+    int64_t once = count(Event::kDoorbellWaits);
+    int64_t bulk = count(Event::kBulkDoorbellWaits);
+    receiver->armDoorbell();
+    EXPECT_EQ(count(Event::kDoorbellWaits), once + 1);
+    ASSERT_TRUE(receiver->beginRecv(1, kNativeStreamBytes).isOk());  // one piece
+    receiver->armDoorbell();
+    EXPECT_EQ(count(Event::kBulkDoorbellWaits), bulk + (pieceStreams ? 1 : 0));
+    EXPECT_EQ(count(Event::kDoorbellWaits), once + (pieceStreams ? 1 : 2));
+
+    cluster_.reset();  // a fresh pair: the receive above never completes
+    if (!connectPair()) GTEST_SKIP() << "no wait descriptor: the waiter polls";
+    receiver = static_cast<OfiConnection*>(cluster_->connTo(1, 0));
+    once = count(Event::kDoorbellWaits);
+    bulk = count(Event::kBulkDoorbellWaits);
+    ASSERT_TRUE(receiver->beginRecv(1, 1u << 20).isOk());
+    receiver->armDoorbell();
+    EXPECT_EQ(count(Event::kBulkDoorbellWaits), bulk + 1) << "a large receive in flight";
+    EXPECT_EQ(count(Event::kDoorbellWaits), once);
+    cluster_.reset();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, OfiWaitTest, ::testing::Values("tcp", "net"),

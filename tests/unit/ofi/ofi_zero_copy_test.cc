@@ -131,14 +131,15 @@ TEST_P(OfiZeroCopyTest, HostBufferGoesZeroCopyWithoutMrLocal) {
 TEST_P(OfiZeroCopyTest, ManyWindowsStayWithinTheBound) {
   constexpr size_t kExtra = 16;
   constexpr size_t kWindows = MrCache::kMaxEntries + kExtra;
-  constexpr size_t kBytes = kInlineBytes + 4096;  // one piece, too large to go inline
   DeviceWindows device(kWindows);
   ASSERT_TRUE(device.ok());
-  for (size_t i = 0; i < kWindows; ++i) fill(device.window(i), kBytes, 100 + i);
   CounterDelta<Event> delta;
   {
     auto cluster = connect();
     ASSERT_TRUE(cluster);
+    // One piece, too large to go inline.
+    const size_t kBytes = std::min(inlineBytesOf(*cluster) + 4096, kPieceBytes);
+    for (size_t i = 0; i < kWindows; ++i) fill(device.window(i), kBytes, 100 + i);
     for (size_t i = 0; i < kWindows; ++i) {
       ASSERT_TRUE(transfer(*cluster, device.window(i), kBytes, i)) << "window " << i;
     }
@@ -182,7 +183,7 @@ TEST_P(OfiZeroCopyTest, RegisteredHostBufferGoesInPlaceRegisteredOnce) {
 
   // The smallest message that does not travel inline (wire.h), at an offset.
   CounterDelta<Event> small;
-  ASSERT_TRUE(transfer(*cluster, host.data() + 100, kInlineBytes + 1, 2));
+  ASSERT_TRUE(transfer(*cluster, host.data() + 100, inlineBytesOf(*cluster) + 1, 2));
   EXPECT_EQ(small.get(Event::kRegisteredPieces), 1);
   EXPECT_EQ(small.get(Event::kCopiedPieces), 0);
   EXPECT_EQ(small.get(Event::kRegistrations), 0);
@@ -219,9 +220,9 @@ TEST_P(OfiZeroCopyTest, RegisteredHostBufferGoesInPlaceWithoutMrLocal) {
   ASSERT_TRUE(cluster);
   CounterDelta<Event> delta;
   ASSERT_TRUE(transfer(*cluster, host.data(), kMessage, 1));
-  ASSERT_TRUE(transfer(*cluster, host.data() + 8, kInlineBytes + 8, 2));
+  ASSERT_TRUE(transfer(*cluster, host.data() + 8, inlineBytesOf(*cluster) + 8, 2));
   // A message inline (inside its header) is copied into the header, registered or not.
-  ASSERT_TRUE(transfer(*cluster, host.data() + 8, kInlineBytes, 3));
+  ASSERT_TRUE(transfer(*cluster, host.data() + 8, inlineBytesOf(*cluster), 3));
   EXPECT_EQ(delta.get(Event::kInlineMessages), 1);
   EXPECT_EQ(delta.get(Event::kRegisteredPieces), 5);
   EXPECT_EQ(delta.get(Event::kCopiedPieces), 0);
