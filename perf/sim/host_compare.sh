@@ -4,9 +4,9 @@
 # median of --repeat runs, with its rates per working set: the bands), predicts `mpirun -np N all_reduce_perf` over shm at N = 2 and 4
 # ranks with it, runs the benchmark REPEAT times per size (enough iterations for about a second
 # each), and prints one table of predicted against the median measured time (out of place),
-# with the lowest and highest measurement. Two predictions: with the description's links at the
-# rate of copying a neighbour's fresh data (the default since session 10) and, for comparison,
-# at the local copy rate (the model before; trnccl-sim-calibrate --local-out). Both sides use the same algorithm (ring: TRNCCL_ALGO
+# with the lowest and highest measurement. Two predictions: the description's (local copy and
+# sum rates) and, for comparison, session 10's with the rates of copying and summing a
+# neighbour's fresh data (trnccl-sim-calibrate --neighbour-out), which predicted worse. Both sides use the same algorithm (ring: TRNCCL_ALGO
 # for the library, --algo for the simulator), the same pipeline slice (the shm connection's,
 # 64 KiB: --slice for the simulator) and the same placement (rank r on the (r mod k)-th CPU,
 # pin_rank.sh, as the calibration places its process r).
@@ -18,16 +18,16 @@ algo=${2:-ring}
 repeat=${REPEAT:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 yaml=$(mktemp --suffix=.yaml)
-local_yaml=$(mktemp --suffix=.yaml)
-trap 'rm -f "$yaml" "$local_yaml"' EXIT
+neighbour_yaml=$(mktemp --suffix=.yaml)
+trap 'rm -f "$yaml" "$neighbour_yaml"' EXIT
 # size, iterations (about 0.2-1 s of benchmark per run at 4 ranks)
 sizes=("65536 2000" "524288 500" "4194304 100" "33554432 20")
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}'; }
 printf '%6s %10s %12s %12s %23s %8s %12s %8s\n' ranks bytes predicted_us measured_us \
-  'lowest-highest' error local_model error
+  'lowest-highest' error neighbour_model error
 for n in 2 4; do
   "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
-    --local-out "$local_yaml" >&2
+    --neighbour-out "$neighbour_yaml" >&2
   for entry in "${sizes[@]}"; do
     read -r bytes iters <<<"$entry"
     predict() {
@@ -35,7 +35,7 @@ for n in 2 4; do
         -b "$bytes" -e "$bytes" --slice 64K --algo "$algo" | awk '!/^#/ && NF {print $6}'
     }
     predicted=$(predict "$yaml")
-    local_predicted=$(predict "$local_yaml")
+    other=$(predict "$neighbour_yaml")
     measured=$(for ((r = 0; r < repeat; ++r)); do
       timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
         -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
@@ -44,7 +44,7 @@ for n in 2 4; do
     done | median)
     read -r med low high <<<"$measured"
     awk -v n="$n" -v b="$bytes" -v p="$predicted" -v m="$med" -v lo="$low" -v hi="$high" \
-      -v q="$local_predicted" 'BEGIN {printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%%\n",
+      -v q="$other" 'BEGIN {printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%%\n",
         n, b, p, m, lo, hi, (p - m) / m * 100, q, (q - m) / m * 100}'
   done
 done

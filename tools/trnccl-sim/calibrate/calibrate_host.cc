@@ -21,14 +21,15 @@
 // Writes a description (YAML) in which every rank is a chip of its own on a switch. A message
 // over the shm transport costs its bytes twice on each rank's core (the sender copies into the
 // FIFO, the receiver copies out, and a rank does both at once in every collective step), so a
-// port's bandwidth is half the neighbour's copy rate; from the transport's zero-copy size
-// (zero_copy.h kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
-// in_place_bytes. The "HBM" of a chip is three times the neighbour's sum rate, as the simulator
+// port's bandwidth is half the copy rate; from the transport's zero-copy size (zero_copy.h
+// kDefaultZcopyBytes) the receiver reads a message in place, one copy: the link's
+// in_place_bytes. The "HBM" of a chip is three times the reduction rate, as the simulator
 // charges three bytes of HBM traffic per byte reduced. The bands follow the same rules, per
-// working set; the plain fields are the rates of 64 MiB buffers, above every band. Until
-// session 10 the links and the HBM took the local copy and sum rates (what --local-out still
-// writes); a ring step's copies and sums read lines another core has just written.
-// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--local-out FILE] [--repeat R]
+// working set; the plain fields are the rates of 64 MiB buffers, above every band.
+// --neighbour-out FILE also writes the description with the neighbour's copy and sum rates
+// (session 10's model: a ring step reads lines another core has just written); on the quiet
+// machine it predicted worse than the local rates (docs/SIMULATOR.md, tenth session).
+// Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -308,9 +309,9 @@ std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate,
   return "[" + out + "]";
 }
 
-// The description; its links move data at half the rate of `link` and its chips' "HBM" at three
-// times the rate of `sum`: a neighbour's fresh data copied and summed (the default since session
-// 10), or local copies and sums (the model before it, --local-out).
+// The description; its links move data at half the rate of the copies and its chips' "HBM" at
+// three times the rate of the sums: of local data (the default), or of a neighbour's fresh data
+// (`neighbours`, --neighbour-out).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
                      const Spread& hop, bool neighbours) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
@@ -356,16 +357,16 @@ bool writeFile(const std::string& path, const std::string& text) {
 
 int main(int argc, char** argv) {
   int chips = 4, repeat = 5;
-  std::string out = "host.yaml", localOut;
+  std::string out = "host.yaml", neighbourOut;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
     if (std::string(argv[i]) == "--out") out = argv[i + 1];
-    if (std::string(argv[i]) == "--local-out") localOut = argv[i + 1];
+    if (std::string(argv[i]) == "--neighbour-out") neighbourOut = argv[i + 1];
     if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
   }
   if (chips < 2 || chips > 64 || repeat < 1 || repeat > 100 || argc % 2 == 0) {
     std::fprintf(stderr,
-                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--local-out FILE] "
+                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--neighbour-out FILE] "
                  "[--repeat 1..100]\n");
     return 2;
   }
@@ -389,8 +390,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  if (!writeFile(out, describe(chips, big, bands, hop, true))) return 1;
-  if (!localOut.empty() && !writeFile(localOut, describe(chips, big, bands, hop, false))) {
+  if (!writeFile(out, describe(chips, big, bands, hop, false))) return 1;
+  if (!neighbourOut.empty() && !writeFile(neighbourOut, describe(chips, big, bands, hop, true))) {
     return 1;
   }
   const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;

@@ -1,24 +1,24 @@
 # Calibrates a `host` description for 2 ranks and simulates one all-reduce on it: the YAML must
 # load, name its measured rates, the shm transport's in-place size and the rates per working set
 # (link `bands` and device `hbm_bands`, 64 KiB to 32 MiB), and give a table row with a positive
-# time. Its links and HBM take the rates of copying and summing a neighbour's fresh data;
-# --local-out writes the same description with the rates of local copies and sums.
+# time. Its links and HBM take the rates of local copies and sums; --neighbour-out writes the
+# same description with the rates of copying and summing a neighbour's fresh data.
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 execute_process(COMMAND ${CALIBRATE} --chips 2 --repeat 1 --out ${DIR}/host.yaml
-  --local-out ${DIR}/local.yaml
+  --neighbour-out ${DIR}/neighbour.yaml
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, a neighbour's data [0-9.]+, reduce [0-9.]+, a neighbour's data [0-9.]+, hand-off [0-9.]+ us")
   message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
 endif()
-file(READ ${DIR}/local.yaml local)
-if(NOT local MATCHES "rates of local data")
-  message(FATAL_ERROR "--local-out wrote no local-copy description: ${local}")
+file(READ ${DIR}/neighbour.yaml neighbour)
+if(NOT neighbour MATCHES "rates of a neighbour's data")
+  message(FATAL_ERROR "--neighbour-out wrote no neighbour's description: ${neighbour}")
 endif()
 file(READ ${DIR}/host.yaml yaml)
-if(NOT yaml MATCHES "rates of a neighbour's data")
-  message(FATAL_ERROR "the description's links do not take the neighbour's copy rate: ${yaml}")
+if(NOT yaml MATCHES "rates of local data")
+  message(FATAL_ERROR "the description's links do not take the local copy rate: ${yaml}")
 endif()
 if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+, in_place_bytes: [1-9][0-9]*")
   message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
