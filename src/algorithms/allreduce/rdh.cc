@@ -137,6 +137,11 @@ double estimate(const CollArgs& a, const LinkModel& m) {
                        perChip <= p && n == p;
   // When each of the chip's ranks is ready for the next level.
   std::vector<double> ready(static_cast<size_t>(perRank ? perChip : 1), 0.0);
+  // When the chip's link to the other instances of the fabric (a Z link, the switch's higher
+  // tier) and its switch port are free: one link for every level that takes it, so a level's
+  // transfers queue behind the previous level's there. A torus's levels within an instance
+  // leave the chip on links of their own (a fresh queue per level).
+  double crossFree = 0, portFree = 0;
   auto level = [&](int k, bool halving) {
     const LinkCost link = levelLink(m, m.xorPartners, k);
     const double bytes = S * (1 << k) / p;
@@ -160,11 +165,16 @@ double estimate(const CollArgs& a, const LinkModel& m) {
                                 ? &m.xorPartners[static_cast<size_t>(k)]
                                 : nullptr;
     const double copies = link.sharers / perChip;  // transfers of the link per rank of a chip
-    if (l == nullptr || l->offChip < 1 || l->offInstance > 0 || copies < 1 ||
-        copies != std::floor(copies)) {
+    // Across instances joined by the network the rails keep the share (their send queue is in
+    // the link's latency); a level with some pairs within and some across has no one link.
+    const bool across = l != nullptr && l->offInstance > 0;
+    if (l == nullptr || l->offChip < 1 || (across && (m.multiInstance || l->offInstance < 1)) ||
+        copies < 1 || copies != std::floor(copies)) {
       for (double& t : ready) t += whole;
       return;
     }
+    double levelFree = 0;
+    double& free = across ? crossFree : (m.switched ? portFree : levelFree);
     // The link's transfers in the order they ask for it (issued a message after the rank is
     // ready), each taking the whole link for its bytes.
     std::vector<std::pair<double, size_t>> asks;
@@ -174,7 +184,6 @@ double estimate(const CollArgs& a, const LinkModel& m) {
     }
     std::sort(asks.begin(), asks.end());
     const double each = bytes / (link.bandwidth * link.sharers * 1e3);
-    double free = 0;
     const double reduceAll = halving ? reduceUs(m, bytes) : 0.0;
     std::vector<double> done(ready.size(), 0.0);
     for (const auto& [ask, i] : asks) {

@@ -80,7 +80,13 @@ set(cases
   # s9sim: a group's local copies run one after another, so torus3d's all-gather and
   # reduce-scatter pay their permute of the whole buffer (16 MiB: ring, not torus3d).
   "trn2-ultraserver --ranks 128|allgather|-b 4K -e 1G -f 64"
-  "trn2-ultraserver --ranks 128|reducescatter|-b 4K -e 1G -f 64")
+  "trn2-ultraserver --ranks 128|reducescatter|-b 4K -e 1G -f 64"
+  # s10tune: a mesh all-reduce of fewer elements than ranks across instances: the owners'
+  # messages within the instance overlap their rails' (32 B: rdh was picked, mesh 13 % faster).
+  "trn1n.32xlarge --instances 2|allreduce|-b 8 -e 128 -f 4"
+  # s10tune: rdh's Z level served rank by rank, the chip's link to other instances one queue
+  # across levels (512 KiB: torus3d was picked, rdh 10 % faster).
+  "trn2-ultraserver --ranks 256|allreduce|-b 128K -e 2M -f 4")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
