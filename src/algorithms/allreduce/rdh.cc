@@ -165,14 +165,17 @@ double estimate(const CollArgs& a, const LinkModel& m) {
                                 ? &m.xorPartners[static_cast<size_t>(k)]
                                 : nullptr;
     const double copies = link.sharers / perChip;  // transfers of the link per rank of a chip
-    // Across instances joined by the network the rails keep the share (their send queue is in
-    // the link's latency); a level with some pairs within and some across has no one link.
+    // A level with some pairs within an instance and some across has no one link.
     const bool across = l != nullptr && l->offInstance > 0;
-    if (l == nullptr || l->offChip < 1 || (across && (m.multiInstance || l->offInstance < 1)) ||
-        copies < 1 || copies != std::floor(copies)) {
+    if (l == nullptr || l->offChip < 1 || (across && l->offInstance < 1) || copies < 1 ||
+        copies != std::floor(copies)) {
       for (double& t : ready) t += whole;
       return;
     }
+    // Across instances joined by the network the chip's link is its rail's NIC (shared with
+    // the rail's other chips, as copies), whose send queue issues each message and its bytes
+    // one after another, the network's latency after: the DMA queue does not issue it first.
+    const bool network = across && m.multiInstance;
     double levelFree = 0;
     double& free = across ? crossFree : (m.switched ? portFree : levelFree);
     // The link's transfers in the order they ask for it (issued a message after the rank is
@@ -180,10 +183,12 @@ double estimate(const CollArgs& a, const LinkModel& m) {
     std::vector<std::pair<double, size_t>> asks;
     for (size_t i = 0; i < ready.size(); ++i) {
       for (int c = 0; c < static_cast<int>(copies); ++c)
-        asks.push_back({ready[i] + m.messageUs, i});
+        asks.push_back({ready[i] + (network ? 0.0 : m.messageUs), i});
     }
     std::sort(asks.begin(), asks.end());
-    const double each = bytes / (link.bandwidth * link.sharers * 1e3);
+    const double each =
+        (network ? m.messageUs : 0.0) + bytes / (link.bandwidth * link.sharers * 1e3);
+    const double latency = network ? m.interLatencyUs : link.latencyUs;
     const double reduceAll = halving ? reduceUs(m, bytes) : 0.0;
     std::vector<double> done(ready.size(), 0.0);
     for (const auto& [ask, i] : asks) {
@@ -191,7 +196,7 @@ double estimate(const CollArgs& a, const LinkModel& m) {
       free = start + each;
       done[i] = std::max({done[i], free, start + reduceAll});  // the reduction streams with it
     }
-    for (size_t i = 0; i < ready.size(); ++i) ready[i] = done[i] + link.latencyUs;
+    for (size_t i = 0; i < ready.size(); ++i) ready[i] = done[i] + latency;
   };
   for (int k = levels - 1; k >= 0; --k) level(k, true);
   for (int k = 0; k < levels; ++k) level(k, false);
