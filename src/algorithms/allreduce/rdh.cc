@@ -125,7 +125,10 @@ schedule::Schedule rdh(const CollArgs& a) {
 // themselves (their partners on the other chip are served in the same turn); each reduces its
 // half as it streams in. An on-chip level waits for the partner rank, so the chip's ranks meet
 // again at the slowest. Charging every off-chip level the full share made rdh 1.29x too dear on
-// 8 Trn2 chips (docs/SIMULATOR.md, ninth session).
+// 8 Trn2 chips (docs/SIMULATOR.md, ninth session). The same holds for a chip's link to other
+// instances (a Z link, a switch's higher tier) and its rail's NIC across the network, which
+// also carry one queue from level to level (tenth session: 1.20x on 256 ranks of the Trn2
+// UltraServer, 1.18x on 4 trn2 instances).
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double S = totalBytes(a);
