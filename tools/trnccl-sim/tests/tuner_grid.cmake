@@ -90,7 +90,12 @@ set(cases
   # s10tune: rdh's levels across the network served rank by rank by the rail's send queue
   # (256 KiB on 512 ranks: torus2d and the hierarchy were picked, rdh 15 % and 14 % faster).
   "trn2.48xlarge --instances 4|allreduce|-b 64K -e 1M -f 4"
-  "trn1.32xlarge --instances 16|allreduce|-b 64K -e 1M -f 4")
+  "trn1.32xlarge --instances 16|allreduce|-b 64K -e 1M -f 4"
+  # s10tune: Bruck's Z links carry the transfers of the chips in between (a route of 2 Z
+  # hops on 4 instances: Bruck was picked at 256 KiB all-gather and 128 KiB reduce-scatter,
+  # torus3d 11 % and 13 % faster).
+  "trn2-ultraserver --ranks 512|allgather|-b 64K -e 1M -f 4"
+  "trn2-ultraserver --ranks 512|reducescatter|-b 32K -e 512K -f 4")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
