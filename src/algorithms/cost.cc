@@ -258,7 +258,13 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
       within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
     }
     const LinkCost steps = ringStepLink(m, within);
-    const double rail = m.railBandwidth / channels;
+    double rail = m.railBandwidth / channels;
+    // The crossing rank's NIC issues each slice as a message of its own (messageUs in its send
+    // queue) before its bytes: at the rail, a slice takes both.
+    const double step = totalBytes(a) / channels / a.nranks;
+    const double slice =
+        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+    if (slice > 0) rail = slice / (m.messageUs * 1e3 + slice / rail);
     link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
             std::min(within.bandwidth, rail)};
     // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
