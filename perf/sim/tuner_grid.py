@@ -7,7 +7,8 @@ table, and with --estimates every algorithm's estimate against its simulated tim
 cost model is off, by how much).
 
 Usage: perf/sim/tuner_grid.py [--sim build/tools/trnccl-sim/trnccl-sim] [--estimates]
-       [--only SUBSTRING] [--jobs 2] [--sweep [--log FILE] [--min-ranks N] [--max-ranks N]]
+       [--only SUBSTRING] [--jobs 2] [--sweep [--log FILE] [--min-ranks N] [--max-ranks N]
+       [--rank-counts 512,1024]]
 The grid below takes about 25 s of CPU on the 2-core machine; the CTest
 tools.trnccl_sim.tuner_grid runs the cases of it that are right.
 
@@ -52,11 +53,11 @@ def topo_ranks(topo_tool, name):
     raise RuntimeError(f"no rank counts in trnccl-topo {name}")
 
 
-def sweep_jobs(topo_tool, min_ranks, max_ranks):
+def sweep_jobs(topo_tool, min_ranks, max_ranks, rank_counts=None):
     names = subprocess.run([topo_tool, "--list"], check=True, capture_output=True,
                            text=True).stdout.split()
     jobs = []
-    for n in SWEEP_RANKS:
+    for n in rank_counts or SWEEP_RANKS:
         if n < min_ranks or n > max_ranks:
             continue
         for name in names:
@@ -108,10 +109,13 @@ def main():
                     help="--sweep: sizes 8 B to 1 GiB by this factor instead of the five")
     ap.add_argument("--min-ranks", type=int, default=0, help="--sweep: rank counts from")
     ap.add_argument("--max-ranks", type=int, default=1 << 30, help="--sweep: rank counts up to")
+    ap.add_argument("--rank-counts", default="",
+                    help="--sweep: these rank counts (e.g. 512,1024) instead of 2, 4, ..., 256, 2048")
     a = ap.parse_args()
     topo_tool = os.path.join(os.path.dirname(os.path.dirname(a.sim)), "trnccl-topo", "trnccl-topo")
     if a.sweep:
-        jobs = sweep_jobs(topo_tool, a.min_ranks, a.max_ranks)
+        counts = [int(c) for c in a.rank_counts.split(",")] if a.rank_counts else None
+        jobs = sweep_jobs(topo_tool, a.min_ranks, a.max_ranks, counts)
         sizes = [("8", "1G", a.factor)] if a.factor else SWEEP_SIZES
     else:
         jobs, sizes = JOBS, GRID_SIZES

@@ -258,7 +258,13 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
       within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
     }
     const LinkCost steps = ringStepLink(m, within);
-    const double rail = m.railBandwidth / channels;
+    double rail = m.railBandwidth / channels;
+    // The crossing rank's NIC issues each slice as a message of its own (messageUs in its send
+    // queue) before its bytes: at the rail, a slice takes both.
+    const double step = totalBytes(a) / channels / a.nranks;
+    const double slice =
+        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
+    if (slice > 0) rail = slice / (m.messageUs * 1e3 + slice / rail);
     link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
             std::min(within.bandwidth, rail)};
     // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
@@ -329,13 +335,15 @@ double directQueueUs(const CollArgs& a, const LinkModel& m, int local, int owner
 // messages one after another (a message's issue and its bytes apiece, as the simulator's NIC
 // charges them); they land the network's latency after. The two overlap: the round lasts the
 // longer. (The NIC no longer stands in for the local messages, nor torus hops for its bytes.)
-double directAcrossUs(const LinkModel& m, double bytesPerPeer, int local, int remote) {
+// `railSenders`: the rail's ranks that send such a round (all of them, or the owners among
+// them when only the owners send).
+double directAcrossUs(const LinkModel& m, double bytesPerPeer, int local, int remote,
+                      int railSenders) {
   double within = 0;
   if (local > 1) {
     within = std::max(m.directReachUs, m.intraLatencyUs + bytesPerPeer * m.directUsPerByte);
   }
-  const double rail =
-      std::max(1, m.ranksPerRail) * remote * (m.messageUs + bytesPerPeer / (m.railBandwidth * 1e3));
+  const double rail = railSenders * remote * (m.messageUs + bytesPerPeer / (m.railBandwidth * 1e3));
   return std::max(within, m.interLatencyUs + rail);
 }
 
@@ -377,7 +385,16 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
     }
     if (owners <= 0 && m.multiInstance && local < n && m.directUsPerByte > 0 &&
         !withTransports(m)) {
-      return directAcrossUs(m, bytesPerPeer, local, n - local);
+      return directAcrossUs(m, bytesPerPeer, local, n - local, std::max(1, m.ranksPerRail));
+    }
+    // The owners (the first ranks: they fill the first rails) send to every rank: as above,
+    // their messages within the instance from their DMA queues while the rails' send queues
+    // take those to the other instances. Adding the two made a mesh all-reduce of 8 floats
+    // 1.14x too dear on 2 trn1n instances (docs/SIMULATOR.md, tenth session).
+    if (owners > 0 && kind == OwnersRound::kFromOwners && m.multiInstance && local < n &&
+        m.directUsPerByte > 0 && !withTransports(m)) {
+      return directAcrossUs(m, bytesPerPeer, local, n - local,
+                            std::clamp(owners, 1, std::max(1, m.ranksPerRail)));
     }
     double issued = flat.latencyUs + directQueueUs(a, m, local, owners, kind);
     if (local == n && m.directReachUs > 0 && kind == OwnersRound::kFromOwners) {

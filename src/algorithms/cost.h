@@ -46,6 +46,9 @@ struct PartnerLevel {
   double offChip = 1;      // share of the pairs on different chips
   double hops = 1;         // average hops of those pairs' routes (a switch or the network: 1)
   double offInstance = 0;  // share of the pairs on different instances
+  // Average links between instances of the fabric (Z links) on the routes of the pairs that
+  // cross them (0: none, or the network): each carries the transfers of the chips in between.
+  double crossHops = 0;
 };
 // Levels k = 0 .. kPartnerLevels-1 (distance 1 .. 2^15); a fixed array, so that copying a
 // LinkModel never allocates.

@@ -157,11 +157,15 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
       double& free = across || m.switched ? crossFree[static_cast<size_t>(sc)]
                                           : levelFree[static_cast<size_t>(sc)];
       const double start = std::max(free, ask);
-      // The fabric's link between instances is one hop of the route, serving this chip's
-      // transfers alone; elsewhere each of the route's hops carries one per chip on the way.
+      // The fabric's links between instances: as many as the route takes (the level's
+      // crossHops), each carrying the transfers of the chips in between the same way round
+      // (a route of 2 Z hops: two chips' transfers on every Z link; one on two instances);
+      // elsewhere each of the route's hops carries one per chip on the way.
       const bool joined = across && m.crossBandwidth > 0;
       const double share = linkOf(s, dst).bandwidth;  // the link's, however many send
-      free = start + bytes / ((joined ? m.crossBandwidth : share * senders) * 1e3);
+      const double zHops = std::max(
+          1.0, m.shiftPartners[static_cast<size_t>(std::min(k, kPartnerLevels - 1))].crossHops);
+      free = start + bytes / ((joined ? m.crossBandwidth / zHops : share * senders) * 1e3);
       at(handed, s) = free;
       at(landed, s) = std::max(free, start + (reduce ? reduceUs(m, bytes) : 0.0)) + link.latencyUs;
     };

@@ -197,33 +197,51 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
 // between them: halving/doubling's r ^ 2^k, Bruck's and the binary trees' r + 2^k (mod n).
 // The pairs of one level, counted as they come.
 struct PairCount {
-  int pairs = 0, off = 0, offInstance = 0;
-  double hops = 0;
+  int pairs = 0, off = 0, offInstance = 0, crossed = 0;
+  double hops = 0, crossHops = 0;
 
-  void add(const topology::Topology& topo, const topology::Layout& layout, int r, int q) {
+  // `fabric`: the job's, to count the links between instances a route takes (nullptr: none).
+  void add(const topology::Topology& topo, const topology::Layout& layout,
+           const topology::FabricModel* fabric, int r, int q) {
     ++pairs;
     auto route = topology::routeBetweenRanks(topo, layout, r, q);
     if (route && route->hops == 0) return;  // the same chip
     ++off;
     hops += route ? route->hops : 1;
-    if (layout.place(r).instance != layout.place(q).instance) ++offInstance;
+    if (layout.place(r).instance == layout.place(q).instance) return;
+    ++offInstance;
+    if (fabric == nullptr) return;
+    auto path = fabric->route(r, q);
+    if (!path) return;
+    const int cpi = std::max(1, topo.chipsPerInstance);
+    int links = 0;
+    for (int32_t i = 0; i < path->count; ++i) {
+      const topology::Resource& res = fabric->resources()[static_cast<size_t>(path->hops[i])];
+      if (res.kind == topology::ResourceKind::kLink && res.a / cpi != res.b / cpi) ++links;
+    }
+    if (links > 0) {
+      ++crossed;
+      crossHops += links;
+    }
   }
   algorithms::PartnerLevel level() const {
     if (pairs == 0) return {};
     return {static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
-            static_cast<double>(offInstance) / pairs};
+            static_cast<double>(offInstance) / pairs, crossed > 0 ? crossHops / crossed : 0};
   }
 };
 
 void describePartners(const topology::Topology& topo, const topology::Layout& layout,
                       algorithms::LinkModel& m) {
   const int n = layout.nranks;
+  auto built = topology::FabricModel::build(topo, layout);
+  const topology::FabricModel* fabric = built ? &*built : nullptr;
   int k = 0;
   for (; k < algorithms::kPartnerLevels && (1 << k) < n; ++k) {
     PairCount xors, shifts;
     for (int r = 0; r < n; ++r) {
-      if (const int q = r ^ (1 << k); q < n) xors.add(topo, layout, r, q);
-      shifts.add(topo, layout, r, (r + (1 << k)) % n);
+      if (const int q = r ^ (1 << k); q < n) xors.add(topo, layout, fabric, r, q);
+      shifts.add(topo, layout, fabric, r, (r + (1 << k)) % n);
     }
     m.xorPartners[static_cast<size_t>(k)] = xors.level();
     m.shiftPartners[static_cast<size_t>(k)] = shifts.level();
@@ -236,7 +254,7 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
       const int parent = algorithms::doubleBinaryTree(n, pos, t).parent;
       if (parent < 0) continue;
       const int level = std::bit_width(static_cast<unsigned>(std::abs(pos - parent))) - 1;
-      if (level < k) tree[static_cast<size_t>(level)].add(topo, layout, pos, parent);
+      if (level < k) tree[static_cast<size_t>(level)].add(topo, layout, fabric, pos, parent);
     }
   }
   for (int j = 0; j < k; ++j)

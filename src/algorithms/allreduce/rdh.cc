@@ -125,7 +125,10 @@ schedule::Schedule rdh(const CollArgs& a) {
 // themselves (their partners on the other chip are served in the same turn); each reduces its
 // half as it streams in. An on-chip level waits for the partner rank, so the chip's ranks meet
 // again at the slowest. Charging every off-chip level the full share made rdh 1.29x too dear on
-// 8 Trn2 chips (docs/SIMULATOR.md, ninth session).
+// 8 Trn2 chips (docs/SIMULATOR.md, ninth session). The same holds for a chip's link to other
+// instances (a Z link, a switch's higher tier) and its rail's NIC across the network, which
+// also carry one queue from level to level (tenth session: 1.20x on 256 ranks of the Trn2
+// UltraServer, 1.18x on 4 trn2 instances).
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int n = a.nranks;
   const double S = totalBytes(a);
@@ -137,6 +140,11 @@ double estimate(const CollArgs& a, const LinkModel& m) {
                        perChip <= p && n == p;
   // When each of the chip's ranks is ready for the next level.
   std::vector<double> ready(static_cast<size_t>(perRank ? perChip : 1), 0.0);
+  // When the chip's link to the other instances of the fabric (a Z link, the switch's higher
+  // tier) and its switch port are free: one link for every level that takes it, so a level's
+  // transfers queue behind the previous level's there. A torus's levels within an instance
+  // leave the chip on links of their own (a fresh queue per level).
+  double crossFree = 0, portFree = 0;
   auto level = [&](int k, bool halving) {
     const LinkCost link = levelLink(m, m.xorPartners, k);
     const double bytes = S * (1 << k) / p;
@@ -160,21 +168,30 @@ double estimate(const CollArgs& a, const LinkModel& m) {
                                 ? &m.xorPartners[static_cast<size_t>(k)]
                                 : nullptr;
     const double copies = link.sharers / perChip;  // transfers of the link per rank of a chip
-    if (l == nullptr || l->offChip < 1 || l->offInstance > 0 || copies < 1 ||
+    // A level with some pairs within an instance and some across has no one link.
+    const bool across = l != nullptr && l->offInstance > 0;
+    if (l == nullptr || l->offChip < 1 || (across && l->offInstance < 1) || copies < 1 ||
         copies != std::floor(copies)) {
       for (double& t : ready) t += whole;
       return;
     }
+    // Across instances joined by the network the chip's link is its rail's NIC (shared with
+    // the rail's other chips, as copies), whose send queue issues each message and its bytes
+    // one after another, the network's latency after: the DMA queue does not issue it first.
+    const bool network = across && m.multiInstance;
+    double levelFree = 0;
+    double& free = across ? crossFree : (m.switched ? portFree : levelFree);
     // The link's transfers in the order they ask for it (issued a message after the rank is
     // ready), each taking the whole link for its bytes.
     std::vector<std::pair<double, size_t>> asks;
     for (size_t i = 0; i < ready.size(); ++i) {
       for (int c = 0; c < static_cast<int>(copies); ++c)
-        asks.push_back({ready[i] + m.messageUs, i});
+        asks.push_back({ready[i] + (network ? 0.0 : m.messageUs), i});
     }
     std::sort(asks.begin(), asks.end());
-    const double each = bytes / (link.bandwidth * link.sharers * 1e3);
-    double free = 0;
+    const double each =
+        (network ? m.messageUs : 0.0) + bytes / (link.bandwidth * link.sharers * 1e3);
+    const double latency = network ? m.interLatencyUs : link.latencyUs;
     const double reduceAll = halving ? reduceUs(m, bytes) : 0.0;
     std::vector<double> done(ready.size(), 0.0);
     for (const auto& [ask, i] : asks) {
@@ -182,7 +199,7 @@ double estimate(const CollArgs& a, const LinkModel& m) {
       free = start + each;
       done[i] = std::max({done[i], free, start + reduceAll});  // the reduction streams with it
     }
-    for (size_t i = 0; i < ready.size(); ++i) ready[i] = done[i] + link.latencyUs;
+    for (size_t i = 0; i < ready.size(); ++i) ready[i] = done[i] + latency;
   };
   for (int k = levels - 1; k >= 0; --k) level(k, true);
   for (int k = 0; k < levels; ++k) level(k, false);

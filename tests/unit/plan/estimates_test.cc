@@ -212,5 +212,86 @@ TEST(Estimates, KangaRingOppositeChainsWaitForEachOther) {
               1e-3);
 }
 
+// 2 x trn1n.32xlarge (64 ranks, 2 a rail), mesh all-reduce of 8 floats: only ranks 0-7 own a
+// block. Round 1: every rank sends its 8 elements to the owners; the other instance's ranks
+// through their rails, 2 ranks x 8 messages (0.2 us each) a rail, then 15 us of network. Round
+// 2: the owners (2 a rail on rails 0-3) send their element to every rank: the 31 within the
+// instance from their DMA queues while the rail's send queue takes the 2 x 32 to the other
+// instance (0.2 us and 4 B at 12.5 GB/s each), then 15 us. trnccl-sim: 45.8 us. Before: 52.0
+// (the DMA queue's 31 messages added to the rail's), and rdh, 13 % slower, was picked.
+TEST(Estimates, MeshOwnersRoundOverlapsTheRailWithTheInstance) {
+  auto view = describeTopology("trn1n.32xlarge", 64);
+  ASSERT_TRUE(view) << view.status().message();
+  ASSERT_TRUE(view->links.multiInstance);
+  const CollArgs a = call(*view, Collective::kAllReduce, 8);
+  const double toOwners = 15 + 2 * 8 * 0.2, fromOwners = 15 + 2 * 32 * (0.2 + 4 / 12.5e3);
+  const double fold = 3 * (63 * 32 / 64.0) / 410e3;
+  EXPECT_NEAR(estimateOf("mesh", a, view->links), toOwners + fromOwners + fold, 1e-3);
+}
+
+// 256 ranks of the Trn2 UltraServer (2 instances of 16 chips, 8 ranks a chip), rdh all-reduce
+// of 512 KiB: at distance 128 each chip's 8 ranks cross their one Z link (128 GB/s), which
+// serves their 256 KiB one after another (2.05 us each, traced), so the first go on early, as
+// within an instance. trnccl-sim: 65.67 us. Before: 78.7 (the Z level charged every rank the
+// link's full share), and torus3d, 10 % slower, was picked.
+TEST(Estimates, RdhZLinkServesTheChipsRanksInTurn) {
+  auto view = describeTopology("trn2-ultraserver", 256);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 131072);
+  EXPECT_NEAR(estimateOf("rdh", a, view->links), 65.67, 0.05 * 65.67);
+}
+
+// 256 ranks of trn3-ultraserver-gen2 (8 servers of 4 chips), rdh all-reduce of 32 MiB: the
+// levels at distance 32, 64 and 128 all leave a chip through its one path into the switch's
+// higher tier, which serves its ranks' transfers back to back across the levels (traced: the
+// distance-64 transfers begin when the last distance-128 one is over, not when their rank is
+// ready). trnccl-sim: 1,516.7 us; serving each level's queue afresh gives about two thirds.
+TEST(Estimates, RdhHigherTierQueueCarriesAcrossLevels) {
+  auto view = describeTopology("trn3-ultraserver-gen2", 256);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 8388608);
+  EXPECT_NEAR(estimateOf("rdh", a, view->links), 1516.7, 0.05 * 1516.7);
+}
+
+// 4 x trn2.48xlarge (512 ranks, a chip's 8 ranks on its NIC), rdh all-reduce of 256 KiB: at
+// distances 256 and 128 a chip's ranks cross the network through their rail, whose send queue
+// issues their messages one after another (a message and its bytes each), so the first go on
+// early, as over a chip's link within an instance. trnccl-sim: 186.3 us. Before: 220.7 (the
+// network's levels charged every rank the rail's full share), and torus2d, 15 % slower, was
+// picked.
+TEST(Estimates, RdhRailServesTheChipsRanksInTurn) {
+  auto view = describeTopology("trn2.48xlarge", 512);
+  ASSERT_TRUE(view) << view.status().message();
+  ASSERT_TRUE(view->links.multiInstance);
+  const CollArgs a = call(*view, Collective::kAllReduce, 65536);
+  EXPECT_NEAR(estimateOf("rdh", a, view->links), 186.3, 0.05 * 186.3);
+}
+
+// The whole Trn2 UltraServer (512 ranks, 4 instances on Z rings of 4), Bruck all-gather of 16
+// MiB: at distance 256 a chip's partner is 2 instances on, 2 Z hops the same way round, so every
+// Z link carries its own chip's transfers and those of the chip behind it (the level's
+// crossHops, 2). trnccl-sim: 1,592.3 us. Before: 1,079.2 (one chip's transfers a link, right on
+// 2 instances), and Bruck, 11 % slower than torus3d, was picked at 256 KiB.
+TEST(Estimates, BruckZLinkCarriesTheChipsInBetween) {
+  auto view = describeTopology("trn2-ultraserver", 512);
+  ASSERT_TRUE(view) << view.status().message();
+  EXPECT_DOUBLE_EQ(view->links.shiftPartners[8].crossHops, 2);
+  EXPECT_DOUBLE_EQ(view->links.shiftPartners[7].crossHops, 1);
+  const CollArgs a = call(*view, Collective::kAllGather, 8192);
+  EXPECT_NEAR(estimateOf("bruck", a, view->links), 1592.3, 0.05 * 1592.3);
+}
+
+// 4 x trn2.48xlarge (512 ranks), flat ring all-gather of 16 MiB: one 32 KiB slice a step; at
+// each of the 4 crossings the rank's rail NIC issues the slice as a message of its own (0.2 us in
+// its send queue) and then its bytes at 25 GB/s (1.31 us), so the crossing steps take 1.51 us,
+// not 1.31. trnccl-sim: 787.2 us. Before: 670.0 (the NIC's bytes alone), and the ring was
+// picked over the hierarchy, 16 % slower on 8 lnc2 instances.
+TEST(Estimates, RingAcrossInstancesPaysTheNicsMessagePerSlice) {
+  auto view = describeTopology("trn2.48xlarge", 512);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllGather, 8192);
+  EXPECT_NEAR(estimateOf("ring", a, view->links), 787.2, 0.05 * 787.2);
+}
+
 }  // namespace
 }  // namespace trnccl::plan

@@ -80,7 +80,26 @@ set(cases
   # s9sim: a group's local copies run one after another, so torus3d's all-gather and
   # reduce-scatter pay their permute of the whole buffer (16 MiB: ring, not torus3d).
   "trn2-ultraserver --ranks 128|allgather|-b 4K -e 1G -f 64"
-  "trn2-ultraserver --ranks 128|reducescatter|-b 4K -e 1G -f 64")
+  "trn2-ultraserver --ranks 128|reducescatter|-b 4K -e 1G -f 64"
+  # s10tune: a mesh all-reduce of fewer elements than ranks across instances: the owners'
+  # messages within the instance overlap their rails' (32 B: rdh was picked, mesh 13 % faster).
+  "trn1n.32xlarge --instances 2|allreduce|-b 8 -e 128 -f 4"
+  # s10tune: rdh's Z level served rank by rank, the chip's link to other instances one queue
+  # across levels (512 KiB: torus3d was picked, rdh 10 % faster).
+  "trn2-ultraserver --ranks 256|allreduce|-b 128K -e 2M -f 4"
+  # s10tune: rdh's levels across the network served rank by rank by the rail's send queue
+  # (256 KiB on 512 ranks: torus2d and the hierarchy were picked, rdh 15 % and 14 % faster).
+  "trn2.48xlarge --instances 4|allreduce|-b 64K -e 1M -f 4"
+  "trn1.32xlarge --instances 16|allreduce|-b 64K -e 1M -f 4"
+  # s10tune: Bruck's Z links carry the transfers of the chips in between (a route of 2 Z
+  # hops on 4 instances: Bruck was picked at 256 KiB all-gather and 128 KiB reduce-scatter,
+  # torus3d 11 % and 13 % faster).
+  "trn2-ultraserver --ranks 512|allgather|-b 64K -e 1M -f 4"
+  "trn2-ultraserver --ranks 512|reducescatter|-b 32K -e 512K -f 4"
+  # s10tune: the ring across instances pays the NIC's message per slice (16 MiB on 512 ranks:
+  # the ring was picked, the hierarchy 16 % and 34 % faster).
+  "trn2.48xlarge-lnc2 --instances 8|allgather|-b 16M -e 16M"
+  "trn2.48xlarge --instances 4|reducescatter|-b 16M -e 16M")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
