@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # trnccl-sim's prediction of this machine against a measurement (docs/SIMULATOR.md, "This
 # machine"): calibrates a `host` description for N ranks (trnccl-sim-calibrate --chips N, the
-# median of --repeat runs, with its rates per working set: the bands), predicts `mpirun -np N all_reduce_perf` over shm at N = 2 and 4
-# ranks with it, runs the benchmark REPEAT times per size (enough iterations for about a second
-# each), and prints one table of predicted against the median measured time (out of place),
-# with the lowest and highest measurement. Two predictions: the description's (local copy and
-# sum rates) and, for comparison, session 10's with the rates of copying and summing a
-# neighbour's fresh data (trnccl-sim-calibrate --neighbour-out), which predicted worse. Both sides use the same algorithm (ring: TRNCCL_ALGO
-# for the library, --algo for the simulator), the same pipeline slice (the shm connection's,
-# 64 KiB: --slice for the simulator) and the same placement (rank r on the (r mod k)-th CPU,
-# pin_rank.sh, as the calibration places its process r).
+# median of --repeat runs, with its rates per working set: the bands), predicts `mpirun -np N
+# all_reduce_perf` over shm at N = 2 and 4 ranks with it, runs the benchmark REPEAT times per
+# size (enough iterations for about a second each), and prints one table of predicted against
+# the median measured time (out of place), with the lowest and highest measurement. Two
+# predictions: the description's (local copy and sum rates) and, for comparison, session 10's
+# with the rates of copying and summing a neighbour's fresh data (trnccl-sim-calibrate
+# --neighbour-out), which predicted no better. Both sides use the same algorithm (ring:
+# TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
+# connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
+# (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
 # Usage: [REPEAT=5] perf/sim/host_compare.sh [build dir] [algorithm]
 #        (a benchmark: run it on a quiet machine; about two minutes)
 set -euo pipefail

@@ -27,8 +27,8 @@
 // charges three bytes of HBM traffic per byte reduced. The bands follow the same rules, per
 // working set; the plain fields are the rates of 64 MiB buffers, above every band.
 // --neighbour-out FILE also writes the description with the neighbour's copy and sum rates
-// (session 10's model: a ring step reads lines another core has just written); on the quiet
-// machine it predicted worse than the local rates (docs/SIMULATOR.md, tenth session).
+// (session 10's model: a ring step reads lines another core has just written); in two runs on
+// the quiet machine it predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sched.h>
