@@ -56,7 +56,7 @@ inline ErrorLine parseError(const std::string& rest) {
 }
 
 // Same formula as the library (unique_id.cc): the id made from TRNCCL_COMM_ID, whose magic
-// names the job's shm segments "/trnccl-<magic hex>-r<rank>".
+// begins the job's shm segment names "/trnccl-<magic hex>-r<rank>-<nonce>".
 inline std::string shmPrefix(int port) {
   std::string commId = "127.0.0.1:" + std::to_string(port);
   uint64_t h = 0xcbf29ce484222325ull;

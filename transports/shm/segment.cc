@@ -52,8 +52,8 @@ size_t SegmentLayout::totalBytes() const {
   return dataOffset() + size_t{slots} * fifoBytes;
 }
 
-std::string segmentName(uint64_t commHash, int rank) {
-  return fmt::format("/trnccl-{:016x}-r{}", commHash, rank);
+std::string segmentName(uint64_t commHash, int rank, uint64_t ownerNonce) {
+  return fmt::format("/trnccl-{:016x}-r{}-{:016x}", commHash, rank, ownerNonce);
 }
 
 Result<std::shared_ptr<Segment>> Segment::create(const std::string& name, uint64_t commHash,

@@ -66,8 +66,10 @@ struct SegmentLayout {
   size_t totalBytes() const;
 };
 
-// "/trnccl-<commHash hex>-r<rank>"
-std::string segmentName(uint64_t commHash, int rank);
+// "/trnccl-<commHash hex>-r<rank>-<owner's process nonce hex>". The nonce keeps two jobs apart
+// that share /dev/shm and a TRNCCL_COMM_ID (so a comm hash): e.g. two jobs in separate network
+// namespaces, each with its root at the same address. Peers learn the nonce from the owner's hello.
+std::string segmentName(uint64_t commHash, int rank, uint64_t ownerNonce);
 
 // An open, mapped segment. Owned segments unlink their name on destruction unless unlink()
 // already ran; every segment closes its fd and unmaps its memory.

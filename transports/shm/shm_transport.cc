@@ -60,8 +60,8 @@ Status Setup::createOwn() {
   // Records are 32 bytes and must never straddle the end of the ring: keep it a multiple of 64.
   uint64_t bytes = std::max<uint64_t>(kMinFifoBytes, (static_cast<uint64_t>(fifo) + 63) / 64 * 64);
   Result<std::shared_ptr<Segment>> segment =
-      Segment::create(segmentName(ctx_.commHash, ctx_.rank), ctx_.commHash, ctx_.rank,
-                      peers_.data(), static_cast<uint32_t>(peers_.size()), bytes);
+      Segment::create(segmentName(ctx_.commHash, ctx_.rank, processNonce()), ctx_.commHash,
+                      ctx_.rank, peers_.data(), static_cast<uint32_t>(peers_.size()), bytes);
   if (!segment) return segment.status();
   own_ = std::move(*segment);
   Result<uint32_t> ll = llThresholdFromEnv();
@@ -83,7 +83,7 @@ Status Setup::mapPeers(const std::vector<Hello>& hellos) {
     int peer = peers_[i];
     const Hello& hello = hellos[static_cast<size_t>(peer)];
     Result<std::shared_ptr<Segment>> segment =
-        Segment::open(segmentName(ctx_.commHash, peer), ctx_.commHash, peer);
+        Segment::open(segmentName(ctx_.commHash, peer, hello.nonce), ctx_.commHash, peer);
     if (!segment) return segment.status();
     int slot = (*segment)->slotOf(ctx_.rank);
     if (slot < 0 || (*segment)->header()->ownerPid != hello.pid) {

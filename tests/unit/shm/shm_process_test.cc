@@ -1,9 +1,11 @@
 // The shm transport between two processes (fork): cross-memory attach for host buffers, the
 // mapped device arena for device buffers, the copy fallback, and peer-death detection.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "device/device_api.h"
 #include "transports/shm/shm_connection.h"
@@ -221,6 +223,45 @@ TEST(ShmProcess, CheckPeerDetectsKilledChild) {
   EXPECT_EQ(status.message(), fmt::format("shm: peer rank 1 (pid {}) is gone", pid));
   waitChild(pid);
   ::close(fds[0]);
+  EXPECT_TRUE(leftoverSegments(hash).empty());
+}
+
+// Two jobs on one host with one comm hash (two jobs started with the same TRNCCL_COMM_ID, each in
+// its own network namespace, as the netns tests run side by side): both set up at once. Each
+// job's rank 0 holds its freshly created segment until the other job's rank 0 has created its
+// own (or 5 s passed), so the names exist together; with names of hash and rank alone the second
+// create failed with EEXIST.
+TEST(ShmProcess, TwoJobsWithOneCommHashSetUpTogether) {
+  uint64_t hash = randomCommHash();
+  int toChild[2], toParent[2];
+  ASSERT_EQ(::pipe(toChild), 0);
+  ASSERT_EQ(::pipe(toParent), 0);
+  // Runs one 2-rank job of threads; `tell` and `hear` meet the other job at rank 0's creation.
+  auto job = [hash](int tell, int hear) {
+    testing::setSegmentCreatedHook([tell, hear](int, const std::string& name) {
+      size_t at = name.find("-r0");  // rank 0's segment, whatever follows its rank
+      if (at == std::string::npos || (at + 3 < name.size() && name[at + 3] != '-')) return;
+      char byte = 1;
+      (void)!::write(tell, &byte, 1);
+      pollfd other{hear, POLLIN, 0};
+      (void)::poll(&other, 1, 5000);
+    });
+    Cluster cluster(2, hash);
+    Status status = cluster.connect([](int r) { return std::vector<int>{1 - r}; });
+    testing::setSegmentCreatedHook(nullptr);
+    return status;
+  };
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    Status status = job(toParent[1], toChild[0]);
+    if (!status) fmt::print(stderr, "child job: {}\n", status.message());
+    ::_exit(status ? 0 : 1);
+  }
+  Status status = job(toChild[1], toParent[0]);
+  int exitCode = waitChild(pid);
+  for (int fd : {toChild[0], toChild[1], toParent[0], toParent[1]}) ::close(fd);
+  EXPECT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(exitCode, 0);
   EXPECT_TRUE(leftoverSegments(hash).empty());
 }
 
