@@ -16,6 +16,10 @@ in transport pairs:
 --mca mpi_yield_when_idle 1 (its busy-polling otherwise starves the other ranks), so the
 comparison is fair to it; --yield on/off forces it. --latency is the small-message mode:
 -b 8 -e 4K -f 2 -n 2000 (explicit -b/-e/-f/-n still win).
+--in-place times every library in place, the way torch.distributed calls all_reduce (on the
+tensor itself): trnccl's in-place columns, OpenMPI with MPI_IN_PLACE, Gloo's ring all-reduce
+given only an output (as torch's ProcessGroupGloo calls it) and its halving-doubling algorithms
+(in place by design); Gloo has no in-place all-gather, so that table has no Gloo column.
 Every program is launched by the same mpirun line and prints nccl-tests rows computed by the
 same code (perf/common), so size, count, algbw and busbw (GB/s = 1e9 B/s) mean the same thing.
 
@@ -46,12 +50,20 @@ MPI_YIELD = ["--mca", "mpi_yield_when_idle", "1"]
 SWEEPS = {"bandwidth": ("16", "64M", "4", "10", "3"), "latency": ("8", "4K", "2", "2000", "20")}
 TRNCCL_TCP_ENV = {"TRNCCL_TRANSPORT": "tcp", "TRNCCL_SOCKET_IFNAME": "lo"}
 
-# collective -> (trnccl binary, mpi_bench name, [(gloo label, gloo_bench name)])
+# collective -> (trnccl binary, mpi_bench name, [(gloo label, gloo_bench name)]); out of place
 COLLECTIVES = {
     "all_reduce": ("all_reduce_perf", "all_reduce",
                    [("gloo-ring", "all_reduce_ring"), ("gloo-hd", "all_reduce_hd")]),
     "all_gather": ("all_gather_perf", "all_gather", [("gloo", "all_gather")]),
     "reduce_scatter": ("reduce_scatter_perf", "reduce_scatter", [("gloo-hd", "reduce_scatter_hd")]),
+}
+# The same, in place (--in-place): the peers' in-place calls; trnccl reads its in-place columns.
+IN_PLACE = {
+    "all_reduce": ("all_reduce_perf", "all_reduce_in_place",
+                   [("gloo-ring", "all_reduce_ring_in_place"), ("gloo-hd", "all_reduce_hd")]),
+    "all_gather": ("all_gather_perf", "all_gather_in_place", []),
+    "reduce_scatter": ("reduce_scatter_perf", "reduce_scatter_in_place",
+                       [("gloo-hd", "reduce_scatter_hd")]),
 }
 
 
@@ -68,10 +80,11 @@ def bus_factor(coll, n):
     return 2.0 * (n - 1) / n if coll == "all_reduce" else (n - 1) / n
 
 
-def parse_rows(text, coll, n):
-    """{size: (time_us, busbw, wrong)} from nccl-tests rows: 13 columns (trnccl, out-of-place
-    half used) or 9 (peers, one half). N/A cells give None. busbw is recomputed from size and
-    time with the programs' own formula, for more digits than their 2-decimal column."""
+def parse_rows(text, coll, n, in_place=False):
+    """{size: (time_us, busbw, wrong)} from nccl-tests rows: 13 columns (trnccl: the out-of-place
+    half, or the in-place half with in_place) or 9 (peers, one half). N/A cells give None. busbw
+    is recomputed from size and time with the programs' own formula, for more digits than their
+    2-decimal column."""
     rows = {}
     for line in text.splitlines():
         f = line.split()
@@ -81,6 +94,8 @@ def parse_rows(text, coll, n):
             size = int(f[0])
         except ValueError:
             continue
+        if in_place and len(f) == 13:
+            f = f[:5] + f[9:]
         if f[5] == "N/A":
             rows[size] = None
             continue
@@ -136,7 +151,7 @@ def plan(args, np, transports):
     b = args.build
     runs = {}
     for coll in args.collectives:
-        perf, mpi_name, gloos = COLLECTIVES[coll]
+        perf, mpi_name, gloos = (IN_PLACE if args.in_place else COLLECTIVES)[coll]
         perf_bin = os.path.join(b, "perf", perf)
         mpi_bin = os.path.join(b, "perf", "peers", "mpi_bench")
         gloo_bin = os.path.join(b, "perf", "peers", "gloo_bench")
@@ -171,8 +186,8 @@ def table(args, np, coll, transport, runs, best):
     mine = "trnccl-" + transport
     peers = [l for l in libs if l != mine]
     sizes = sorted({s for l in libs for s in best.get(l, {}) if s > 0})
-    lines = ["## %s, %s pair: %d ranks%s, float sum, time = best of %d rounds (us), "
-             "busbw GB/s (1e9 B/s)" % (coll, transport, np,
+    lines = ["## %s%s, %s pair: %d ranks%s, float sum, time = best of %d rounds (us), "
+             "busbw GB/s (1e9 B/s)" % (coll, " in place" if args.in_place else "", transport, np,
                                        " (OpenMPI with mpi_yield_when_idle 1)"
                                        if oversubscribed(args, np) else "", args.rounds)]
     head = "%12s" % "size (B)" + "".join(" %19s" % l for l in libs) + "  trnccl/best-peer"
@@ -221,7 +236,8 @@ def plot(args, panels, out_png, metric):
                 f.write("%d %s\n" % (s, " ".join(vals)))
         plots = ["'%s' using 1:%d with linespoints title '%s'" % (path, j + 2, l)
                  for j, l in enumerate(libs)]
-        script += ["set title '%s, %s pair, %d ranks'" % (coll, t, np), "plot " + ", ".join(plots)]
+        title = "%s%s, %s pair, %d ranks" % (coll, " in place" if args.in_place else "", t, np)
+        script += ["set title '%s'" % title, "plot " + ", ".join(plots)]
     script.append("unset multiplot")
     p = subprocess.run(["gnuplot"], input="\n".join(script) + "\n", text=True,
                        capture_output=True)
@@ -243,6 +259,8 @@ def parse_args():
                     help="OpenMPI mpi_yield_when_idle 1: auto = when ranks > cores")
     ap.add_argument("--latency", action="store_true",
                     help="small-message mode: -b 8 -e 4K -f 2 -n 2000 -w 20")
+    ap.add_argument("--in-place", action="store_true",
+                    help="time every library in place (torch.distributed's all_reduce)")
     ap.add_argument("-b", "--minbytes", default=None)
     ap.add_argument("-e", "--maxbytes", default=None)
     ap.add_argument("-f", "--stepfactor", default=None)
@@ -321,7 +339,7 @@ def main():
                 rs = runs[np][coll]
                 for run in rs[rnd % len(rs):] + rs[:rnd % len(rs)]:
                     rc, out, err, cmd = launch(args, np, run, flags, args.timeout)
-                    rows = parse_rows(out, coll, np)
+                    rows = parse_rows(out, coll, np, args.in_place)
                     print("# round %d np %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
                         rnd + 1, np, coll, run.label, rc, len(rows), time.time() - started),
                         flush=True)
@@ -341,8 +359,9 @@ def main():
                             mine[size] = cell
 
     load = open("/proc/loadavg").read().split()[:3]
-    report = ["# perf/compare: ranks %s (tcp pair at %s), sizes %s..%s x%s, -n %s -w %s, %d "
+    report = ["# perf/compare%s: ranks %s (tcp pair at %s), sizes %s..%s x%s, -n %s -w %s, %d "
               "rounds, %d cores; load average after the run %s" % (
+                  " --in-place" if args.in_place else "",
                   ",".join(map(str, args.ranks)), ",".join(map(str, args.tcp_ranks)),
                   args.minbytes, args.maxbytes, args.stepfactor, args.iters, args.warmup,
                   args.rounds, os.cpu_count() or 1, " ".join(load))]
@@ -360,6 +379,7 @@ def main():
     print(text)
     os.makedirs(args.out, exist_ok=True)
     stem = "compare_latency" if args.latency else "compare"
+    stem += "_inplace" if args.in_place else ""
     with open(os.path.join(args.out, stem + ".txt"), "w") as f:
         f.write(text)
     plot(args, panels, os.path.join(args.out, stem + ".png"), 1)

@@ -88,6 +88,15 @@ PeerCall allReduceRing(PeerGroup& g, float* send, float* recv, const Counts& c) 
   return [opts] { gloo::allreduce(*opts); };
 }
 
+// The same in place, as torch's ProcessGroupGloo calls it: outputs only, read as the input.
+PeerCall allReduceRingInPlace(PeerGroup& g, float*, float* recv, const Counts& c) {
+  auto opts = std::make_shared<gloo::AllreduceOptions>(contextOf(g));
+  opts->setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+  opts->setOutput(recv, c.param);
+  opts->setReduceFunction(GlooGroup::sumOf<float>);
+  return [opts] { gloo::allreduce(*opts); };
+}
+
 // The classic halving-doubling algorithm object: in place, set up once per size.
 PeerCall allReduceHalvingDoubling(PeerGroup& g, float*, float* recv, const Counts& c) {
   auto algo = std::make_shared<gloo::AllreduceHalvingDoubling<float>>(
@@ -116,6 +125,8 @@ PeerCall reduceScatterHalvingDoubling(PeerGroup& g, float* send, float*, const C
 const PeerCollective kCollectives[] = {
     {"all_reduce_ring", "gloo::allreduce(RING)", &kAllReduceTest, Placement::kOutOfPlace,
      allReduceRing},
+    {"all_reduce_ring_in_place", "gloo::allreduce(RING), in place", &kAllReduceTest,
+     Placement::kSameBuffer, allReduceRingInPlace},
     {"all_reduce_hd", "gloo::AllreduceHalvingDoubling", &kAllReduceTest, Placement::kSameBuffer,
      allReduceHalvingDoubling},
     {"all_gather", "gloo::allgather", &kAllGatherTest, Placement::kOutOfPlace, allGather},

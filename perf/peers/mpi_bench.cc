@@ -55,11 +55,40 @@ PeerCall reduceScatter(PeerGroup&, float* send, float* recv, const Counts& c) {
   };
 }
 
+// In place, as torch.distributed calls them: MPI_IN_PLACE with the input where MPI reads it.
+PeerCall allReduceInPlace(PeerGroup&, float*, float* recv, const Counts& c) {
+  return [=] {
+    MPI_Allreduce(MPI_IN_PLACE, recv, mpiCount(c.param), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  };
+}
+
+// This rank's block already sits at its offset of the output (NCCL's in-place layout too).
+PeerCall allGatherInPlace(PeerGroup&, float*, float* recv, const Counts& c) {
+  return [=] {
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, mpiCount(c.param), MPI_FLOAT,
+                  MPI_COMM_WORLD);
+  };
+}
+
+// The whole input in the receive buffer, this rank's block of the result at its start.
+PeerCall reduceScatterInPlace(PeerGroup&, float*, float* recv, const Counts& c) {
+  return [=] {
+    MPI_Reduce_scatter_block(MPI_IN_PLACE, recv, mpiCount(c.param), MPI_FLOAT, MPI_SUM,
+                             MPI_COMM_WORLD);
+  };
+}
+
 constexpr PeerCollective kCollectives[] = {
     {"all_reduce", "MPI_Allreduce", &kAllReduceTest, Placement::kOutOfPlace, allReduce},
     {"all_gather", "MPI_Allgather", &kAllGatherTest, Placement::kOutOfPlace, allGather},
     {"reduce_scatter", "MPI_Reduce_scatter_block", &kReduceScatterTest, Placement::kOutOfPlace,
      reduceScatter},
+    {"all_reduce_in_place", "MPI_Allreduce(MPI_IN_PLACE)", &kAllReduceTest, Placement::kInPlace,
+     allReduceInPlace},
+    {"all_gather_in_place", "MPI_Allgather(MPI_IN_PLACE)", &kAllGatherTest, Placement::kInPlace,
+     allGatherInPlace},
+    {"reduce_scatter_in_place", "MPI_Reduce_scatter_block(MPI_IN_PLACE)", &kReduceScatterTest,
+     Placement::kSameBuffer, reduceScatterInPlace},
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // format as the matching trnccl *_perf binary, so perf/compare can put them side by side.
 //
 // Differences from the *_perf driver, all deliberate: float sum only, one process per rank,
-// one placement per collective (whichever the peer's call supports; printed in the header),
+// one placement per collective name (whichever the peer's call supports, printed in the header;
+// the *_in_place names are the in-place forms, for perf/compare.py --in-place),
 // sizes a peer cannot run printed as N/A,
 // and iteration times averaged over ranks (-a 1) only.
 #pragma once
