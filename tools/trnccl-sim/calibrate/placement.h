@@ -1,0 +1,34 @@
+// Where the calibration's processes run: process i on the (i mod k)-th of the k CPUs this
+// process may use, as perf/sim/pin_rank.sh places rank i of the benchmark it is compared with.
+// Shared by trnccl-sim-calibrate and trnccl-sim-calibrate-step.
+#pragma once
+
+#include <sched.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace trnccl::calibrate {
+
+// The CPUs this process may run on.
+inline std::vector<int> usableCpus() {
+  cpu_set_t allowed;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// Puts this process on the (i mod k)-th of the k CPUs it may run on.
+inline void pin(int i) {
+  const std::vector<int> cpus = usableCpus();
+  if (cpus.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpus[static_cast<size_t>(i) % cpus.size()], &one);
+  sched_setaffinity(0, sizeof(one), &one);
+}
+
+}  // namespace trnccl::calibrate
