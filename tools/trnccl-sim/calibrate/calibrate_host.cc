@@ -36,7 +36,6 @@
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
 #include <fmt/format.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,7 +58,6 @@ namespace {
 using trnccl::Deadline;
 using trnccl::Doorbell;
 using trnccl::DoorbellWord;
-using trnccl::calibrate::pin;
 using trnccl::calibrate::usableCpus;
 using Seconds = std::chrono::duration<double>;
 
@@ -95,25 +93,12 @@ bool await(const std::atomic<uint32_t>& word, uint32_t want, Doorbell& bell) {
 
 // Runs body(i, shared) in `procs` processes that start together; false if any failed.
 bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared*)>& body) {
-  std::vector<pid_t> children;
-  for (int i = 0; i < procs; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      pin(i);
-      shared->arrived.fetch_add(1);
-      const Deadline deadline = Deadline::after(std::chrono::seconds(10));
-      while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
-      _exit(body(i, shared) ? 0 : 1);
-    }
-    if (pid < 0) return false;
-    children.push_back(pid);
-  }
-  bool ok = true;
-  for (pid_t pid : children) {
-    int status = 0;
-    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
-  }
-  return ok;
+  return trnccl::calibrate::runProcesses(procs, [&](int i) {
+    shared->arrived.fetch_add(1);
+    const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+    while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
+    return body(i, shared);
+  });
 }
 
 // How often a measurement of buffers of `bytes` each repeats its copy or reduction.

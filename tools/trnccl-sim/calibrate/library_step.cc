@@ -14,7 +14,6 @@
 // program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
 // Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <trnccl/trnccl.h>
 #include <trnccl/trnrt.h>
 #include <unistd.h>
@@ -37,8 +36,8 @@ struct Size {
   size_t bytes;
   int calls;
 };
-constexpr Size kSizes[] = {{8, 2000},       {1024, 2000},   {4096, 1500},  {16384, 1000},
-                           {32768, 800},    {65536, 500},   {131072, 300}};
+constexpr Size kSizes[] = {{8, 2000},    {1024, 2000}, {4096, 1500}, {16384, 1000},
+                           {32768, 800}, {65536, 500}, {131072, 300}};
 constexpr size_t kNumSizes = std::size(kSizes);
 constexpr size_t kMaxBytes = 131072;
 constexpr int kMaxRanks = 16;
@@ -97,10 +96,12 @@ bool runRank(int rank, int ranks, Shared* shared) {
               ok(trnrtMemset(send, rank + 1, kMaxBytes), "trnrtMemset");
   for (size_t s = 0; s < kNumSizes && good; ++s) {
     const auto [bytes, calls] = kSizes[s];
-    for (int c = 0; c < calls / 10 && good; ++c) good = step(comm, stream, send, recv, bytes, rank, ranks);
+    for (int c = 0; c < calls / 10 && good; ++c)
+      good = step(comm, stream, send, recv, bytes, rank, ranks);
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     const auto t0 = Clock::now();
-    for (int c = 0; c < calls && good; ++c) good = step(comm, stream, send, recv, bytes, rank, ranks);
+    for (int c = 0; c < calls && good; ++c)
+      good = step(comm, stream, send, recv, bytes, rank, ranks);
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     shared->us[s][rank] =
         std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
@@ -120,22 +121,7 @@ bool runRank(int rank, int ranks, Shared* shared) {
 
 // One run of `ranks` processes; false if any failed.
 bool runOnce(int ranks, Shared* shared) {
-  std::vector<pid_t> children;
-  for (int i = 0; i < ranks; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      trnccl::calibrate::pin(i);
-      _exit(runRank(i, ranks, shared) ? 0 : 1);
-    }
-    if (pid < 0) return false;
-    children.push_back(pid);
-  }
-  bool good = true;
-  for (pid_t pid : children) {
-    int status = 0;
-    good = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && good;
-  }
-  return good;
+  return trnccl::calibrate::runProcesses(ranks, [&](int i) { return runRank(i, ranks, shared); });
 }
 
 }  // namespace

@@ -64,9 +64,9 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
     error = "cannot find this program's directory: " + ec.message();
     return false;
   }
-  const std::string command = fmt::format("'{}' --ranks {} --repeat {}",
-                                          (self.parent_path() / "trnccl-sim-calibrate-step").string(),
-                                          ranks, repeat);
+  const std::string command =
+      fmt::format("'{}' --ranks {} --repeat {}",
+                  (self.parent_path() / "trnccl-sim-calibrate-step").string(), ranks, repeat);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
     error = "cannot run " + command;

@@ -29,8 +29,7 @@ struct StepFit {
 
 // Runs the step program beside this executable (`self`: argv[0] or /proc/self/exe) with `ranks`
 // processes and `repeat` runs, and fits its times; an error message instead if it failed.
-bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
-                     std::string& error);
+bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit, std::string& error);
 
 // The least-squares fit above of `times` (at least one size on each side of zeroCopyBytes).
 bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit);
