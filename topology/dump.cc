@@ -86,6 +86,9 @@ std::string dumpYaml(const Topology& t) {
   if (t.device.dmaEngineGbps > 0) {
     out << YAML::Key << "dma_engine_gbps" << YAML::Value << num(t.device.dmaEngineGbps);
   }
+  if (t.device.messageUs != kMessageUs) {
+    out << YAML::Key << "message_us" << YAML::Value << num(t.device.messageUs);
+  }
   emitBands(out, "hbm_bands", t.device.hbmBands);
   out << YAML::EndMap;
   emitFabric(out, t.fabric);

@@ -144,7 +144,7 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   if (!d) return p.error(root, "device", "missing");
   TRN_TRY(p.onlyKeys(d, "device",
                      {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps",
-                      "dma_engine_gbps", "hbm_bands"}));
+                      "dma_engine_gbps", "message_us", "hbm_bands"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
@@ -155,6 +155,11 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
     auto dma = p.number(d, "device", "dma_engine_gbps", true);
     if (!dma) return dma.status();
     t.device.dmaEngineGbps = *dma;
+  }
+  if (d["message_us"]) {  // else the model's kMessageUs (a measured machine gives its own)
+    auto messageUs = p.number(d, "device", "message_us", false);
+    if (!messageUs) return messageUs.status();
+    t.device.messageUs = *messageUs;
   }
   auto bands = p.rateBands(d, "device", "hbm_bands");
   if (!bands) return bands.status();

@@ -89,7 +89,9 @@ struct DeviceKind {
   // GB/s of one DMA engine (0: not described): a core's transfers to the other cores of its
   // chip are one DMA queue's, at one engine's rate (onChipLink).
   double dmaEngineGbps = 0;
-  double messageUs = kMessageUs;  // per message sent (not in descriptions: the model's)
+  // per message sent: YAML `message_us`, else the model's kMessageUs (assumed for Trainium;
+  // measured for this machine by trnccl-sim-calibrate)
+  double messageUs = kMessageUs;
   // hbmBandwidthGbps for smaller working sets (YAML `hbm_bands`); empty: hbmBandwidthGbps.
   std::vector<RateBand> hbmBands = {};
   bool operator==(const DeviceKind&) const = default;

@@ -7,7 +7,10 @@
 # the median measured time (out of place), with the lowest and highest measurement. Two
 # predictions: the description's (local copy and sum rates) and, for comparison, session 10's
 # with the rates of copying and summing a neighbour's fresh data (trnccl-sim-calibrate
-# --neighbour-out), which predicted no better. Both sides use the same algorithm (ring:
+# --neighbour-out), which predicted no better; and, since session 11, the description without
+# its measured cost per message (device message_us: the library's own ring step, timed by the
+# calibration; without it a message costs the model's default kMessageUs), the model before that
+# session. Both sides use the same algorithm (ring:
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
 # (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
@@ -20,15 +23,17 @@ repeat=${REPEAT:-5}
 here=$(cd "$(dirname "$0")" && pwd)
 yaml=$(mktemp --suffix=.yaml)
 neighbour_yaml=$(mktemp --suffix=.yaml)
-trap 'rm -f "$yaml" "$neighbour_yaml"' EXIT
+plain_yaml=$(mktemp --suffix=.yaml)
+trap 'rm -f "$yaml" "$neighbour_yaml" "$plain_yaml"' EXIT
 # size, iterations (about 0.2-1 s of benchmark per run at 4 ranks)
 sizes=("65536 2000" "524288 500" "4194304 100" "33554432 20")
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}'; }
-printf '%6s %10s %12s %12s %23s %8s %12s %8s\n' ranks bytes predicted_us measured_us \
-  'lowest-highest' error neighbour_model error
+printf '%6s %10s %12s %12s %23s %8s %12s %8s %12s %8s\n' ranks bytes predicted_us measured_us \
+  'lowest-highest' error no_msg_cost error neighbour_model error
 for n in 2 4; do
   "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
     --neighbour-out "$neighbour_yaml" >&2
+  sed 's/message_us: [0-9.]*, //' "$yaml" >"$plain_yaml"
   for entry in "${sizes[@]}"; do
     read -r bytes iters <<<"$entry"
     predict() {
@@ -37,6 +42,7 @@ for n in 2 4; do
     }
     predicted=$(predict "$yaml")
     other=$(predict "$neighbour_yaml")
+    plain=$(predict "$plain_yaml")
     measured=$(for ((r = 0; r < repeat; ++r)); do
       timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
         -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
@@ -45,7 +51,8 @@ for n in 2 4; do
     done | median)
     read -r med low high <<<"$measured"
     awk -v n="$n" -v b="$bytes" -v p="$predicted" -v m="$med" -v lo="$low" -v hi="$high" \
-      -v q="$other" 'BEGIN {printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%%\n",
-        n, b, p, m, lo, hi, (p - m) / m * 100, q, (q - m) / m * 100}'
+      -v q="$other" -v z="$plain" 'BEGIN {
+        printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%% %12.1f %+7.0f%%\n",
+        n, b, p, m, lo, hi, (p - m) / m * 100, z, (z - m) / m * 100, q, (q - m) / m * 100}'
   done
 done

@@ -14,7 +14,11 @@
 //   - the copy and reduction rates again for each working set of 64 KiB, 128 KiB, ... 32 MiB
 //     (the bytes of all buffers one process touches: a copy's source and destination of half
 //     of it each, a reduction's three buffers of a third), each repeated until it moved
-//     128 MiB: the description's bands (docs/TOPOLOGY.md), where the caches hold the buffers.
+//     128 MiB: the description's bands (docs/TOPOLOGY.md), where the caches hold the buffers;
+//   - the library's own cost per step: trnccl-sim-calibrate-step (library_step.cc) runs ring
+//     steps of 8 B to 128 KiB between N processes through the public API and the real shm
+//     transport; a fit over those sizes (step_cost.h) gives a fixed cost per step, which the
+//     description carries as the device's message_us, less the link's latency.
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
 // 5); the description takes the median, and the spread (lowest to highest) is printed.
@@ -31,9 +35,7 @@
 // the quiet machine it predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
 #include <fmt/format.h>
-#include <sched.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -47,6 +49,8 @@
 
 #include "common/wait.h"
 #include "device/reduce.h"
+#include "placement.h"
+#include "step_cost.h"
 #include "transports/shm/zero_copy.h"
 
 namespace {
@@ -54,6 +58,7 @@ namespace {
 using trnccl::Deadline;
 using trnccl::Doorbell;
 using trnccl::DoorbellWord;
+using trnccl::calibrate::usableCpus;
 using Seconds = std::chrono::duration<double>;
 
 // The working set of the rate above every band: each buffer 64 MiB, far larger than the caches.
@@ -86,48 +91,14 @@ bool await(const std::atomic<uint32_t>& word, uint32_t want, Doorbell& bell) {
   }
 }
 
-// The CPUs this process may run on.
-std::vector<int> usableCpus() {
-  cpu_set_t allowed;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  }
-  return cpus;
-}
-
-// Puts this process on the (i mod k)-th of the k CPUs it may run on.
-void pin(int i) {
-  const std::vector<int> cpus = usableCpus();
-  if (cpus.empty()) return;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(cpus[static_cast<size_t>(i) % cpus.size()], &one);
-  sched_setaffinity(0, sizeof(one), &one);
-}
-
 // Runs body(i, shared) in `procs` processes that start together; false if any failed.
 bool runTogether(int procs, Shared* shared, const std::function<bool(int, Shared*)>& body) {
-  std::vector<pid_t> children;
-  for (int i = 0; i < procs; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      pin(i);
-      shared->arrived.fetch_add(1);
-      const Deadline deadline = Deadline::after(std::chrono::seconds(10));
-      while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
-      _exit(body(i, shared) ? 0 : 1);
-    }
-    if (pid < 0) return false;
-    children.push_back(pid);
-  }
-  bool ok = true;
-  for (pid_t pid : children) {
-    int status = 0;
-    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
-  }
-  return ok;
+  return trnccl::calibrate::runProcesses(procs, [&](int i) {
+    shared->arrived.fetch_add(1);
+    const Deadline deadline = Deadline::after(std::chrono::seconds(10));
+    while (shared->arrived.load() < procs && !deadline.expired()) usleep(100);
+    return body(i, shared);
+  });
 }
 
 // How often a measurement of buffers of `bytes` each repeats its copy or reduction.
@@ -309,11 +280,24 @@ std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate,
   return "[" + out + "]";
 }
 
+// The step program's times, "BYTES: MEDIAN" each.
+std::string stepList(const trnccl::calibrate::StepFit& step) {
+  std::string out;
+  for (const auto& t : step.times) out += fmt::format(" {} B {:.2f},", t.bytes, t.us);
+  out.pop_back();
+  return out;
+}
+
+// What a message costs beyond its bytes and the link's latency (the simulator adds both).
+double messageUs(const trnccl::calibrate::StepFit& step, const Spread& hop) {
+  return std::max(0.0, step.fixedUs - hop.median);
+}
+
 // The description; its links move data at half the rate of the copies and its chips' "HBM" at
 // three times the rate of the sums: of local data (the default), or of a neighbour's fresh data
 // (`neighbours`, --neighbour-out).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
-                     const Spread& hop, bool neighbours) {
+                     const Spread& hop, const trnccl::calibrate::StepFit& step, bool neighbours) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
   const Spread Rates::*link = neighbours ? &Rates::cross : &Rates::copy;
   const Spread Rates::*sum = neighbours ? &Rates::crossReduce : &Rates::reduce;
@@ -329,20 +313,24 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# From {} bytes (shm's zero-copy size) the receiver reads a message in place\n"
       "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
       "# (each process's buffers), which the caches hold in part or whole.\n"
+      "# A ring step of the library itself (trnccl-sim-calibrate-step, medians) took {}us;\n"
+      "# fitted: {:.2f} us + {:.4f} us/KiB (copied), {:.4f} us/KiB (in place). Every message\n"
+      "# costs the fixed part less the link's latency (message_us).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device:\n  {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: "
       "{:.2f},\n"
-      "   hbm_bands: {}}}\n"
+      "   message_us: {:.2f}, hbm_bands: {}}}\n"
       "fabric:\n  kind: switch\n"
       "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
       "{},\n"
       "     bands: {}}}\n",
       chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
       red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
-      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, chips, chips,
-      3 * (big.*sum).median, bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
+      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, stepList(step),
+      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, chips, chips, 3 * (big.*sum).median,
+      messageUs(step, hop), bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
       kDefaultZcopyBytes, bandList(bands, link, 0.5));
 }
 
@@ -390,8 +378,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  if (!writeFile(out, describe(chips, big, bands, hop, false))) return 1;
-  if (!neighbourOut.empty() && !writeFile(neighbourOut, describe(chips, big, bands, hop, true))) {
+  // The library's own ring step, timed by N processes of the public API, fitted over its sizes.
+  trnccl::calibrate::StepFit step;
+  std::string error;
+  if (!trnccl::calibrate::measureStepCost(chips, repeat, trnccl::transport::shm::kDefaultZcopyBytes,
+                                          step, error)) {
+    std::fprintf(stderr, "trnccl-sim-calibrate: %s\n", error.c_str());
+    return 1;
+  }
+  if (!writeFile(out, describe(chips, big, bands, hop, step, false))) return 1;
+  if (!neighbourOut.empty() &&
+      !writeFile(neighbourOut, describe(chips, big, bands, hop, step, true))) {
     return 1;
   }
   const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;
@@ -401,6 +398,11 @@ int main(int argc, char** argv) {
       "%.2f-%.2f GB/s, hand-off %.2f-%.2f us)\n",
       copy.median, cross.median, red.median, xred.median, hop.median, out.c_str(), repeat, copy.low,
       copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
+  std::printf(
+      "step %.2f us + %.4f us/KiB copied, %.4f us/KiB in place: message %.2f us (a ring "
+      "step of the library:%s us)\n",
+      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, messageUs(step, hop),
+      stepList(step).c_str());
   for (const Rates& b : bands) {
     std::printf(
         "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "

@@ -1,0 +1,162 @@
+// trnccl-sim-calibrate-step: times one step of the library itself between N processes of this
+// machine, for trnccl-sim-calibrate's per-message cost (docs/SIMULATOR.md, "This machine").
+// N processes (process i on the (i mod k)-th usable CPU, as the benchmark's rank i) join one
+// communicator through the public API (trncclGetUniqueId in process 0, trncclCommInitRank) and,
+// for each size, run calls of one ring step each: a group of a send of that many bytes to the
+// next rank and a receive from the previous one, enqueued back to back on a stream and
+// synchronized once, as all_reduce_perf runs its iterations. A call's time is the slowest
+// process's elapsed time over the calls; the run is repeated --repeat times and each size's
+// median, lowest and highest are printed, one line per size:
+//   BYTES MEDIAN_US LOWEST_US HIGHEST_US
+// The library's real shm transport, executor and waits are all in that time: what a ring step
+// pays beyond its bytes is the intercept of a fit of these times against their size
+// (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
+// program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
+// Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
+#include <sys/mman.h>
+#include <trnccl/trnccl.h>
+#include <trnccl/trnrt.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "placement.h"
+
+namespace {
+
+// The sizes of a step, and how many calls each is timed over (about 10-30 ms of calls).
+struct Size {
+  size_t bytes;
+  int calls;
+};
+constexpr Size kSizes[] = {{8, 2000},    {1024, 2000}, {4096, 1500}, {16384, 1000},
+                           {32768, 800}, {65536, 500}, {131072, 300}};
+constexpr size_t kNumSizes = std::size(kSizes);
+constexpr size_t kMaxBytes = 131072;
+constexpr int kMaxRanks = 16;
+
+// Memory shared by the processes of one run: process 0's unique id, and each one's times.
+struct Shared {
+  std::atomic<int> idReady{0};
+  trncclUniqueId id{};
+  double us[kNumSizes][kMaxRanks] = {};
+};
+
+bool ok(trncclResult_t r, const char* what) {
+  if (r == trncclSuccess) return true;
+  std::fprintf(stderr, "trnccl-sim-calibrate-step: %s: %s (%s)\n", what, trncclGetErrorString(r),
+               trncclGetLastError(nullptr));
+  return false;
+}
+bool ok(trnrtError_t r, const char* what) {
+  if (r == trnrtSuccess) return true;
+  std::fprintf(stderr, "trnccl-sim-calibrate-step: %s: %s\n", what, trnrtGetErrorString(r));
+  return false;
+}
+
+// One call: this rank's ring step of `bytes`.
+bool step(trncclComm_t comm, trnrtStream_t stream, const void* send, void* recv, size_t bytes,
+          int rank, int ranks) {
+  return ok(trncclGroupStart(), "trncclGroupStart") &&
+         ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream), "trncclSend") &&
+         ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
+            "trncclRecv") &&
+         ok(trncclGroupEnd(), "trncclGroupEnd");
+}
+
+// Process `rank` of a run: joins the communicator, then times every size's calls.
+bool runRank(int rank, int ranks, Shared* shared) {
+  using Clock = std::chrono::steady_clock;
+  if (rank == 0) {
+    if (!ok(trncclGetUniqueId(&shared->id), "trncclGetUniqueId")) return false;
+    shared->idReady.store(1, std::memory_order_release);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (shared->idReady.load(std::memory_order_acquire) == 0) {
+    if (Clock::now() > deadline) return false;
+    usleep(100);
+  }
+  int devices = 0;
+  if (!ok(trnrtGetDeviceCount(&devices), "trnrtGetDeviceCount") || devices < 1) return false;
+  trncclComm_t comm = nullptr;
+  trnrtStream_t stream = nullptr;
+  void *send = nullptr, *recv = nullptr;
+  bool good = ok(trnrtSetDevice(rank % devices), "trnrtSetDevice") &&
+              ok(trncclCommInitRank(&comm, ranks, shared->id, rank), "trncclCommInitRank") &&
+              ok(trnrtStreamCreate(&stream), "trnrtStreamCreate") &&
+              ok(trnrtMalloc(&send, kMaxBytes), "trnrtMalloc") &&
+              ok(trnrtMalloc(&recv, kMaxBytes), "trnrtMalloc") &&
+              ok(trnrtMemset(send, rank + 1, kMaxBytes), "trnrtMemset");
+  for (size_t s = 0; s < kNumSizes && good; ++s) {
+    const auto [bytes, calls] = kSizes[s];
+    for (int c = 0; c < calls / 10 && good; ++c)
+      good = step(comm, stream, send, recv, bytes, rank, ranks);
+    good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
+    const auto t0 = Clock::now();
+    for (int c = 0; c < calls && good; ++c)
+      good = step(comm, stream, send, recv, bytes, rank, ranks);
+    good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
+    shared->us[s][rank] =
+        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
+  }
+  // The step delivered the previous rank's data.
+  unsigned char last = 0;
+  good = good && ok(trnrtMemcpy(&last, static_cast<unsigned char*>(recv) + kMaxBytes - 1, 1,
+                                trnrtMemcpyDeviceToHost),
+                    "trnrtMemcpy");
+  good = good && last == static_cast<unsigned char>((rank + ranks - 1) % ranks + 1);
+  if (send != nullptr) trnrtFree(send);
+  if (recv != nullptr) trnrtFree(recv);
+  if (stream != nullptr) trnrtStreamDestroy(stream);
+  if (comm != nullptr) good = ok(trncclCommDestroy(comm), "trncclCommDestroy") && good;
+  return good;
+}
+
+// One run of `ranks` processes; false if any failed.
+bool runOnce(int ranks, Shared* shared) {
+  return trnccl::calibrate::runProcesses(ranks, [&](int i) { return runRank(i, ranks, shared); });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ranks = 2, repeat = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--ranks") ranks = std::atoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
+  }
+  if (ranks < 2 || ranks > kMaxRanks || repeat < 1 || repeat > 100 || argc % 2 == 0) {
+    std::fprintf(stderr, "usage: trnccl-sim-calibrate-step [--ranks 2..%d] [--repeat 1..100]\n",
+                 kMaxRanks);
+    return 2;
+  }
+  void* mem =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 1;
+  std::vector<std::vector<double>> us(kNumSizes);  // per size, the slowest rank of each run
+  for (int r = 0; r < repeat; ++r) {
+    auto* shared = new (mem) Shared;
+    if (!runOnce(ranks, shared)) {
+      std::fprintf(stderr, "trnccl-sim-calibrate-step: a rank failed\n");
+      return 1;
+    }
+    for (size_t s = 0; s < kNumSizes; ++s) {
+      us[s].push_back(*std::max_element(shared->us[s], shared->us[s] + ranks));
+    }
+  }
+  for (size_t s = 0; s < kNumSizes; ++s) {
+    std::vector<double>& v = us[s];
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    std::printf("%zu %.3f %.3f %.3f\n", kSizes[s].bytes, median, v.front(), v.back());
+  }
+  return 0;
+}
