@@ -14,9 +14,17 @@ namespace trnccl::algorithms {
 namespace {
 
 constexpr char kName[] = "hierarchical";
-// Rows are instances (intra-instance links), columns rails across them (the network).
+// Rows are instances, their ranks in rank order, so a row's ring steps between chips in number
+// order, not all neighbours: its chip's step takes the ring's average route latency
+// (LinkModel::instanceRingLatencyUs; with transports intraLink, the form their terms were
+// measured against). Columns are rails across them (the network).
+LinkCost instanceRingLink(const LinkModel& m) {
+  LinkCost link = intraLink(m);
+  if (m.instanceRingLatencyUs > 0 && !withTransports(m)) link.latencyUs = m.instanceRingLatencyUs;
+  return link;
+}
 LinkCost railLink(const CollArgs&, const LinkModel& m) { return interLink(m); }
-using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink>;
+using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink, instanceRingLink>;
 
 struct InterStep {
   bool tree;
@@ -43,7 +51,7 @@ double allReduceEstimate(const CollArgs& a, const LinkModel& m) {
     return ringReducePhase(C, totalBytes(a), intraLink(m), m) +
            ringPhase(C, totalBytes(a), intraLink(m)) + interStep(a, m).us;
   }
-  const LinkCost row = ringStepLink(m, intraLink(m));
+  const LinkCost row = ringStepLink(m, instanceRingLink(m));
   return pipelinedRingPhase(a, m, C, totalBytes(a), row, true) +
          pipelinedRingPhase(a, m, C, totalBytes(a), row, false) + interStep(a, m).us;
 }
