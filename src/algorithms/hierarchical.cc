@@ -23,7 +23,15 @@ LinkCost instanceRingLink(const LinkModel& m) {
   if (m.instanceRingLatencyUs > 0 && !withTransports(m)) link.latencyUs = m.instanceRingLatencyUs;
   return link;
 }
-LinkCost railLink(const CollArgs&, const LinkModel& m) { return interLink(m); }
+// A rail's NIC serves the messages of its instance's ranks (a column each) one after another,
+// each at the NIC's rate: their bytes bound a ring's step (the rank's share), but a rank's piece
+// crosses at the NIC's rate when its turn comes (stepBandwidth), so where the network's latency
+// is longer than the rail's turn, a step costs the latency and one piece, not every rank's.
+LinkCost railLink(const CollArgs&, const LinkModel& m) {
+  LinkCost link = interLink(m);
+  if (!withTransports(m)) link.stepBandwidth = m.railBandwidth;
+  return link;
+}
 using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink, instanceRingLink>;
 
 struct InterStep {
@@ -35,8 +43,12 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   const Grid& g = Hierarchical::grid(a);
   const double block = totalBytes(a) / g.numCols();
   const LinkCost net = interLink(m);
+  // The fused ring all-reduce, pipelined as the grid's columns (with transports, the unpipelined
+  // phases their terms were measured against).
   const double ring =
-      ringReducePhase(g.numRows(), block, net, m) + ringPhase(g.numRows(), block, net);
+      withTransports(m)
+          ? ringReducePhase(g.numRows(), block, net, m) + ringPhase(g.numRows(), block, net)
+          : pipelinedRingAllReduce(a, m, g.numRows(), block, railLink(a, m));
   const double tree =
       treeAllReduceTime(block, static_cast<double>(a.sliceBytes),
                         allreduce::treeLevels(g.numRows(), [&](int) { return net; }), m);

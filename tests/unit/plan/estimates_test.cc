@@ -299,19 +299,45 @@ TEST(Estimates, RingAcrossInstancesPaysTheNicsMessagePerSlice) {
 // us a chip's step. 16 row rings of 31 steps of 4 KiB, each a message (0.2 us), the average of
 // that step and a core's (0.5 us), the piece at 96 GB/s and its reduction (3 x 4,096 B at 410
 // GB/s): 496 x 1.46014 = 724.23 us; then the column's 15 steps across the network, 0.2 + 15 us
-// and 4 KiB at the rail's share (3.125 GB/s) and its reduction: 248.11 us. trnccl-sim: 948.3
-// us. Before: 879.3 (every chip's step 1.5 us), and the hierarchy was picked over the ring, 10.3
-// % faster.
+// and 4 KiB at the rail's rate (12.5 GB/s: the NIC's 4 ranks take turns within the latency) and
+// its reduction: 233.37 us. trnccl-sim: 948.3 us. Before: 879.3 (every chip's step 1.5 us, the
+// column's 4 KiB at the rank's share of the NIC), and the hierarchy was picked over the ring,
+// 10.3 % faster.
 TEST(Estimates, HierarchyRowRingTakesTheChipsInNumberOrder) {
   auto view = describeTopology("trn1.32xlarge", 512);
   ASSERT_TRUE(view) << view.status().message();
   EXPECT_DOUBLE_EQ(view->links.instanceRingLatencyUs, 1.875);
   const CollArgs a = call(*view, Collective::kReduceScatter, 1024);
   const double row = 0.2 + (1.875 + 0.5) / 2 + 4096 / 96e3 + 3 * 4096 / 410e3;
-  const double column = 0.2 + 15 + 4096 / 3.125e3 + 3 * 4096 / 410e3;
+  const double column = 0.2 + 15 + 4096 / 12.5e3 + 3 * 4096 / 410e3;
   EXPECT_NEAR(estimateOf("hierarchical", a, view->links), 16 * 31 * row + 15 * column, 0.01);
   EXPECT_NEAR(estimateOf("hierarchical", a, view->links), 948.3, 0.05 * 948.3);
   EXPECT_LT(estimateOf("ring", a, view->links), estimateOf("hierarchical", a, view->links));
+}
+
+// 8 x trn2.48xlarge (1,024 ranks, a chip's 8 ranks on its NIC), hierarchical all-reduce of 16
+// MiB: the rows' rings over 128 ranks (127 steps of 128 KiB, a chip's step 1.875 us as above,
+// averaged with 7 core steps of 0.5 us): reduce-scatter 127 x (0.2 + 0.671875 + 64 KiB at 256 GB/s
+// + its reduction at 362.5 GB/s) = 212.12 us, all-gather 127 x 1.127875 = 143.24 us. Between
+// them each column's fused ring over the 8 instances, 16 KiB steps: the rail's NIC serves its 8
+// ranks' messages in turn at 25 GB/s (0.66 us each), within the 15 us latency, so a step is
+// 0.2 + 15 + 0.66 (+ 0.14 reducing): 7 x 15.991 + 7 x 15.855 = 222.93 us. trnccl-sim: 564.9 us
+// (with the library's ring; the simulator built the hierarchy on default links, which chose the
+// tree: 569.6). Before: 638.8 (every step paid the rail's 8 ranks' bytes, unpipelined), and
+// torus2d (663.8 us simulated, 17 % slower) was picked.
+TEST(Estimates, HierarchyRailRingTakesTurnsWithinTheLatency) {
+  auto view = describeTopology("trn2.48xlarge", 1024);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 4 << 20);  // slices of 256 KiB
+  const double reduce = 3 * 65536 / 362.5e3, chipStep = (1.875 + 7 * 0.5) / 8;
+  const double rows =
+      127 * (0.2 + chipStep + 65536 / 256e3 + reduce) + 127 * (0.2 + chipStep + 65536 / 256e3);
+  const double column =
+      7 * (0.2 + 15 + 16384 / 25e3 + 3 * 16384 / 362.5e3) + 7 * (0.2 + 15 + 16384 / 25e3);
+  const double hierarchical = estimateOf("hierarchical", a, view->links);
+  EXPECT_NEAR(hierarchical, rows + column, 0.01);
+  EXPECT_NEAR(hierarchical, 564.9, 0.05 * 564.9);
+  EXPECT_LT(hierarchical, estimateOf("torus2d", a, view->links));
 }
 
 }  // namespace
