@@ -7,6 +7,8 @@
 // alike, from the same model (CollArgs::links when building), so every rank builds the same step.
 #include "algorithms/hierarchical.h"
 
+#include <algorithm>
+
 #include "algorithms/allreduce/tree.h"
 #include "algorithms/grid_compose.h"
 
@@ -16,11 +18,16 @@ namespace {
 constexpr char kName[] = "hierarchical";
 // Rows are instances, their ranks in rank order, so a row's ring steps between chips in number
 // order, not all neighbours: its chip's step takes the ring's average route latency
-// (LinkModel::instanceRingLatencyUs; with transports intraLink, the form their terms were
-// measured against). Columns are rails across them (the network).
+// (LinkModel::instanceRingLatencyUs), and a piece crosses its core steps at the rank's DMA rate,
+// its chip steps at the link's (stepBandwidth, their average over a chip's ranks). With
+// transports intraLink, the form their terms were measured against. Columns are rails across
+// the instances (the network).
 LinkCost instanceRingLink(const LinkModel& m) {
   LinkCost link = intraLink(m);
-  if (m.instanceRingLatencyUs > 0 && !withTransports(m)) link.latencyUs = m.instanceRingLatencyUs;
+  if (withTransports(m)) return link;
+  if (m.instanceRingLatencyUs > 0) link.latencyUs = m.instanceRingLatencyUs;
+  const int perChip = std::max(1, m.ranksPerChip);
+  link.stepBandwidth = perChip / (1 / link.bandwidth + (perChip - 1) / dmaLink(m).bandwidth);
   return link;
 }
 // A rail's NIC serves the messages of its instance's ranks (a column each) one after another,
