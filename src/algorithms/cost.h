@@ -101,6 +101,11 @@ struct LinkModel {
   // Partners at distance 2^k (partnerLevels of them known; 0: none, meshHops stands in).
   int partnerLevels = 0;
   std::array<PartnerLevel, kPartnerLevels> xorPartners{}, shiftPartners{}, treePartners{};
+  // A ring over an instance's ranks in rank order (the hierarchy's rows): the average latency
+  // of its steps from one chip to the next, wrapping round, as the description routes them.
+  // Chips consecutive in number need not be neighbours (on a 4 x 4 torus chip 3 to 4 and 15 to
+  // 0 are 2 hops). 0: unknown (intraLatencyUs).
+  double instanceRingLatencyUs = 0;
   // The emulation's transports (set by the communicator once connected); they add to every
   // link cost below.
   TransportTerms transports;

@@ -30,14 +30,16 @@ double gridEstimate(const CollArgs& a, const Grid& g, LinkCost row, LinkCost col
 
 // What a grid algorithm's descriptors (torus2d.cc, hierarchical.cc) are made of: the
 // compositions above on the shape's grid kGrid (declined when it is not usable), rows on
-// intra-instance links and columns on kColumnLink, schedules named kName.
+// kRowLink's links (a chip's step of the row's ring) and columns on kColumnLink, schedules
+// named kName.
 template <const char* kName, Grid Shape::*kGrid,
-          LinkCost (*kColumnLink)(const CollArgs&, const LinkModel&)>
+          LinkCost (*kColumnLink)(const CollArgs&, const LinkModel&),
+          LinkCost (*kRowLink)(const LinkModel&) = intraLink>
 struct GridAlgorithm {
   static const Grid& grid(const CollArgs& a) { return (*a.shape).*kGrid; }
   static bool supports(const CollArgs& a) { return a.shape && grid(a).usable(a.nranks); }
   static double estimate(const CollArgs& a, const LinkModel& m) {
-    return gridEstimate(a, grid(a), ringStepLink(m, intraLink(m)), kColumnLink(a, m), m);
+    return gridEstimate(a, grid(a), ringStepLink(m, kRowLink(m)), kColumnLink(a, m), m);
   }
   static schedule::Schedule allReduce(const CollArgs& a) {
     return gridAllReduce(a, grid(a), kName);

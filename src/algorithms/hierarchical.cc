@@ -7,6 +7,8 @@
 // alike, from the same model (CollArgs::links when building), so every rank builds the same step.
 #include "algorithms/hierarchical.h"
 
+#include <algorithm>
+
 #include "algorithms/allreduce/tree.h"
 #include "algorithms/grid_compose.h"
 
@@ -14,9 +16,30 @@ namespace trnccl::algorithms {
 namespace {
 
 constexpr char kName[] = "hierarchical";
-// Rows are instances (intra-instance links), columns rails across them (the network).
-LinkCost railLink(const CollArgs&, const LinkModel& m) { return interLink(m); }
-using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink>;
+// Rows are instances, their ranks in rank order, so a row's ring steps between chips in number
+// order, not all neighbours: its chip's step takes the ring's average route latency
+// (LinkModel::instanceRingLatencyUs), and a piece crosses its core steps at the rank's DMA rate,
+// its chip steps at the link's (stepBandwidth, their average over a chip's ranks). With
+// transports intraLink, the form their terms were measured against. Columns are rails across
+// the instances (the network).
+LinkCost instanceRingLink(const LinkModel& m) {
+  LinkCost link = intraLink(m);
+  if (withTransports(m)) return link;
+  if (m.instanceRingLatencyUs > 0) link.latencyUs = m.instanceRingLatencyUs;
+  const int perChip = std::max(1, m.ranksPerChip);
+  link.stepBandwidth = perChip / (1 / link.bandwidth + (perChip - 1) / dmaLink(m).bandwidth);
+  return link;
+}
+// A rail's NIC serves the messages of its instance's ranks (a column each) one after another,
+// each at the NIC's rate: their bytes bound a ring's step (the rank's share), but a rank's piece
+// crosses at the NIC's rate when its turn comes (stepBandwidth), so where the network's latency
+// is longer than the rail's turn, a step costs the latency and one piece, not every rank's.
+LinkCost railLink(const CollArgs&, const LinkModel& m) {
+  LinkCost link = interLink(m);
+  if (!withTransports(m)) link.stepBandwidth = m.railBandwidth;
+  return link;
+}
+using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink, instanceRingLink>;
 
 struct InterStep {
   bool tree;
@@ -27,8 +50,12 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   const Grid& g = Hierarchical::grid(a);
   const double block = totalBytes(a) / g.numCols();
   const LinkCost net = interLink(m);
+  // The fused ring all-reduce, pipelined as the grid's columns (with transports, the unpipelined
+  // phases their terms were measured against).
   const double ring =
-      ringReducePhase(g.numRows(), block, net, m) + ringPhase(g.numRows(), block, net);
+      withTransports(m)
+          ? ringReducePhase(g.numRows(), block, net, m) + ringPhase(g.numRows(), block, net)
+          : pipelinedRingAllReduce(a, m, g.numRows(), block, railLink(a, m));
   const double tree =
       treeAllReduceTime(block, static_cast<double>(a.sliceBytes),
                         allreduce::treeLevels(g.numRows(), [&](int) { return net; }), m);
@@ -43,7 +70,7 @@ double allReduceEstimate(const CollArgs& a, const LinkModel& m) {
     return ringReducePhase(C, totalBytes(a), intraLink(m), m) +
            ringPhase(C, totalBytes(a), intraLink(m)) + interStep(a, m).us;
   }
-  const LinkCost row = ringStepLink(m, intraLink(m));
+  const LinkCost row = ringStepLink(m, instanceRingLink(m));
   return pipelinedRingPhase(a, m, C, totalBytes(a), row, true) +
          pipelinedRingPhase(a, m, C, totalBytes(a), row, false) + interStep(a, m).us;
 }

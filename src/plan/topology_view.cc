@@ -79,6 +79,21 @@ int farthestHops(const topology::Topology& topo, const topology::Layout& layout,
   return most;
 }
 
+// A ring over the first instance's ranks in rank order (the hierarchy's rows): the average
+// latency of the routes of its steps from one chip to the next, wrapping round (0: one chip).
+double instanceRingLatency(const topology::Topology& topo, const topology::Layout& layout) {
+  const int n = std::min(layout.nranks, layout.ranksPerInstance);
+  double latency = 0;
+  int steps = 0;
+  for (int r = 0; r < n; ++r) {
+    auto route = topology::routeBetweenRanks(topo, layout, r, (r + 1) % n);
+    if (!route || route->hops == 0) continue;  // the same chip
+    latency += route->link.latencyUs;
+    ++steps;
+  }
+  return steps > 0 ? latency / steps : 0;
+}
+
 // The topology's rank rings, the candidates for Shape::rings (algorithms::channelRings picks the
 // channels among them): each must be a permutation of 0..nranks-1, else none is kept and the
 // ring algorithms keep the natural order. Every other ring runs backwards: the cores of a chip
@@ -328,6 +343,7 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
   m.meshHops = averageHops(*topo, *layout, direct);
   m.meshMaxHops = farthestHops(*topo, *layout, direct);
   describeDirect(*topo, *layout, direct, m);
+  m.instanceRingLatencyUs = instanceRingLatency(*topo, *layout);
   describePartners(*topo, *layout, m);
   view.shape = shape;
   view.summary = fmt::format(

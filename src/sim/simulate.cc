@@ -91,6 +91,9 @@ Result<CollectiveRun> Simulator::collective(algorithms::CollArgs args,
   args.nranks = nranks();
   args.rank = 0;
   args.shape = view_.shape;
+  // Built on the model's links, as plan::plan builds the library's schedules: a builder that
+  // picks a variant by the cost model (the hierarchy's inter-instance step) picks the library's.
+  args.links = &view_.links;
   args.send = reinterpret_cast<const void*>(kSendBase);
   args.recv = reinterpret_cast<void*>(kRecvBase);
   CollectiveRun out;

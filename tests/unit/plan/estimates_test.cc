@@ -293,5 +293,56 @@ TEST(Estimates, RingAcrossInstancesPaysTheNicsMessagePerSlice) {
   EXPECT_NEAR(estimateOf("ring", a, view->links), 787.2, 0.05 * 787.2);
 }
 
+// 16 x trn1.32xlarge (512 ranks), hierarchical reduce-scatter of 2 MiB: each instance's row ring
+// takes its ranks in rank order, so its chips in number order on the 4 x 4 torus, where chip 3
+// to 4 (and 7 to 8, 11 to 12, 15 to 0) is 2 NeuronLink hops: (12 x 1.5 + 4 x 3.0) / 16 = 1.875
+// us a chip's step. 16 row rings of 31 steps of 4 KiB, each a message (0.2 us), the average of
+// that step and a core's (0.5 us), the piece at the average of 96 GB/s (the chip step) and 410
+// (the core step's DMA queue) and its reduction (3 x 4,096 B at 410 GB/s): 496 x 1.44380 =
+// 716.12 us (the trace's steps: 3.27, 0.74, 1.77, 0.74, ... 1.444 us on average; the rows end at
+// 716 us); then the column's 15 steps across the network, 0.2 + 15 us and 4 KiB at the rail's
+// rate (12.5 GB/s: the NIC's 4 ranks take turns within the latency) and its reduction: 233.37
+// us. trnccl-sim: 948.3 us. Before: 879.3 (every chip's step 1.5 us, the column's 4 KiB at the
+// rank's share of the NIC), and the hierarchy was picked over the ring, 10.3 % faster.
+TEST(Estimates, HierarchyRowRingTakesTheChipsInNumberOrder) {
+  auto view = describeTopology("trn1.32xlarge", 512);
+  ASSERT_TRUE(view) << view.status().message();
+  EXPECT_DOUBLE_EQ(view->links.instanceRingLatencyUs, 1.875);
+  const CollArgs a = call(*view, Collective::kReduceScatter, 1024);
+  const double piece = 4096 / (2 / (1 / 96e3 + 1 / 410e3));
+  const double row = 0.2 + (1.875 + 0.5) / 2 + piece + 3 * 4096 / 410e3;
+  const double column = 0.2 + 15 + 4096 / 12.5e3 + 3 * 4096 / 410e3;
+  EXPECT_NEAR(estimateOf("hierarchical", a, view->links), 16 * 31 * row + 15 * column, 0.01);
+  EXPECT_NEAR(estimateOf("hierarchical", a, view->links), 948.3, 0.05 * 948.3);
+  EXPECT_LT(estimateOf("ring", a, view->links), estimateOf("hierarchical", a, view->links));
+}
+
+// 8 x trn2.48xlarge (1,024 ranks, a chip's 8 ranks on its NIC), hierarchical all-reduce of 16
+// MiB: the rows' rings over 128 ranks (127 steps of 128 KiB, a chip's step 1.875 us as above,
+// averaged with 7 core steps of 0.5 us; a piece at the average of 256 GB/s and 7 DMA steps at
+// 362.5, 344.58 GB/s): reduce-scatter 127 x (0.2 + 0.671875 + 64 KiB at 344.58 GB/s + its
+// reduction at 362.5 GB/s) = 203.76 us (the trace's: 204), all-gather 127 x 1.06206 = 134.88
+// us (the trace's: 169, left). Between them each column's fused ring over the 8 instances, 16
+// KiB steps: the rail's NIC serves its 8 ranks' messages in turn at 25 GB/s (0.66 us each),
+// within the 15 us latency, so a step is 0.2 + 15 + 0.66 (+ 0.14 reducing): 7 x 15.991 + 7 x
+// 15.855 = 222.93 us (the trace's: 205). trnccl-sim: 564.9 us (with the library's ring; the
+// simulator built the hierarchy on default links, which chose the tree: 569.6). Before: 638.8
+// (every step paid the rail's 8 ranks' bytes, unpipelined), and torus2d (663.8 us simulated, 17
+// % slower) was picked.
+TEST(Estimates, HierarchyRailRingTakesTurnsWithinTheLatency) {
+  auto view = describeTopology("trn2.48xlarge", 1024);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllReduce, 4 << 20);  // slices of 256 KiB
+  const double reduce = 3 * 65536 / 362.5e3, chipStep = (1.875 + 7 * 0.5) / 8;
+  const double piece = 65536 / (8 / (1 / 256e3 + 7 / 362.5e3));
+  const double rows = 127 * (0.2 + chipStep + piece + reduce) + 127 * (0.2 + chipStep + piece);
+  const double column =
+      7 * (0.2 + 15 + 16384 / 25e3 + 3 * 16384 / 362.5e3) + 7 * (0.2 + 15 + 16384 / 25e3);
+  const double hierarchical = estimateOf("hierarchical", a, view->links);
+  EXPECT_NEAR(hierarchical, rows + column, 0.01);
+  EXPECT_NEAR(hierarchical, 564.9, 0.05 * 564.9);
+  EXPECT_LT(hierarchical, estimateOf("torus2d", a, view->links));
+}
+
 }  // namespace
 }  // namespace trnccl::plan

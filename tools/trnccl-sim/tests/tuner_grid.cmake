@@ -99,7 +99,20 @@ set(cases
   # s10tune: the ring across instances pays the NIC's message per slice (16 MiB on 512 ranks:
   # the ring was picked, the hierarchy 16 % and 34 % faster).
   "trn2.48xlarge-lnc2 --instances 8|allgather|-b 16M -e 16M"
-  "trn2.48xlarge --instances 4|reducescatter|-b 16M -e 16M")
+  "trn2.48xlarge --instances 4|reducescatter|-b 16M -e 16M"
+  # s11tune: the hierarchy's row ring steps between chips in number order, some of them 2 torus
+  # hops (2 MiB on 16 instances: the hierarchy was picked, the ring 10.3 % faster).
+  "trn1.32xlarge --instances 16|reducescatter|-b 512K -e 2M -f 4"
+  # s11tune: the hierarchy's ring between instances is pipelined, the rail's ranks taking turns
+  # at its NIC within the network's latency (16 MiB on 1,024 ranks: torus2d was picked, the
+  # hierarchy 17 % faster; about 2 s of CPU).
+  "trn2.48xlarge --instances 8|allreduce|-b 16M -e 16M"
+  # s11tune: the rows' 2-hop steps without their pieces at the DMA queue's rate on the core
+  # steps made these misses (the hierarchy 12-28 % faster than the pick); right on main.
+  "trn1.32xlarge --instances 2|allreduce|-b 2M -e 2M"
+  "trn2.48xlarge-lnc2 --instances 2|allreduce|-b 8M -e 8M"
+  "trn2-ultraserver --ranks 256|allgather|-b 32M -e 32M"
+  "trn2.48xlarge-lnc2 --instances 8|reducescatter|-b 16M -e 16M")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
