@@ -10,7 +10,7 @@ file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
 execute_process(COMMAND ${CALIBRATE} --chips 2 --repeat 1 --out ${DIR}/host.yaml
   --neighbour-out ${DIR}/neighbour.yaml
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 200)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, a neighbour's data [0-9.]+, reduce [0-9.]+, a neighbour's data [0-9.]+, hand-off [0-9.]+ us")
   message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
 endif()
@@ -41,7 +41,7 @@ if(NOT yaml MATCHES "in_place_bytes: [0-9]+,[ \n]*bands: ${bands}"
   message(FATAL_ERROR "the description lacks the rates per working set: ${yaml}")
 endif()
 execute_process(COMMAND ${SIM} ${DIR}/host.yaml --ranks 2 --coll allreduce -b 64K -e 64K
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 200)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "\n +65536 +16384 +float +sum +-1 +[0-9]*[1-9][0-9.]* ")
   message(FATAL_ERROR "trnccl-sim on the calibrated description failed (${rc}): ${out}${err}")
 endif()
