@@ -155,7 +155,11 @@ class StepRun {
   void applyAligned(size_t off, const std::byte* in, size_t elems) {
     auto* dst = static_cast<std::byte*>(dst_) + off;
     const auto* src = static_cast<const std::byte*>(src_) + off;
-    device::reduce(s_.type, s_.op, dst, src, in, elems);
+    if (step_.incomingFirst) {
+      device::reduce(s_.type, s_.op, dst, in, src, elems);
+    } else {
+      device::reduce(s_.type, s_.op, dst, src, in, elems);
+    }
     if (step_.postOp) device::divide(s_.type, dst, dst, elems, s_.nranks);
     produced_ = off + elems * elem_;
   }

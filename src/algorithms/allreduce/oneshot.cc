@@ -52,6 +52,22 @@ schedule::Schedule oneShot(const CollArgs& a) {
     s.add(Step{.prim = Primitive::kCopy, .src = mine, .dst = copy, .count = a.count});
     mine = copy;
   }
+  if (n == 2) {
+    // One group: the send, and the fold of the two operands as the peer's arrive, x0 (op) x1
+    // on both ranks (rank 1 takes the incoming operand first). A second group, with a local
+    // copy or reduce, cost each rank ~330 instructions per call (src/device/README.md,
+    // session 11).
+    const int peer = 1 - r;
+    s.addGroup({Step{.prim = Primitive::kSend, .sendPeer = peer, .src = mine, .count = a.count},
+                Step{.prim = Primitive::kRecvReduceCopy,
+                     .recvPeer = peer,
+                     .src = mine,
+                     .dst = recv,
+                     .count = a.count,
+                     .postOp = avg,
+                     .incomingFirst = r == 1}});
+    return s;
+  }
   // The sends, with the start of the fold: x0 into recvbuff.
   std::vector<Step> round;
   for (int k = 1; k < n; ++k) {
