@@ -2,13 +2,14 @@
 // fold as the peer's operand arrives), and both ranks fold x0 (op) x1 in that order, so their
 // results are the same bits even where an op is not commutative bit for bit (max or min of two
 // NaNs).
+#include "algorithms/allreduce/oneshot.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cstdint>
 #include <vector>
 
-#include "algorithms/allreduce/oneshot.h"
 #include "support/schedule_runner.h"
 
 namespace trnccl::testing {
