@@ -129,11 +129,11 @@ std::string Schedule::dump() const {
                   device::dataTypeName(type), device::redOpName(op), nranks, steps_.size());
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
-    out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3}{} src {} dst {} count {}{}{}{}\n", i,
+    out += fmt::format("  {:4} {:<18} recv {:>3} send {:>3}{} src {} dst {} count {}{}{}{}{}\n", i,
                        primitiveName(s.prim), s.recvPeer, s.sendPeer,
                        s.sendPeer2 >= 0 ? fmt::format(",{}", s.sendPeer2) : "", s.src, s.dst,
-                       s.count, s.postOp ? " postOp" : "", s.syncSend ? " sync" : "",
-                       s.withNext ? " +next" : "");
+                       s.count, s.postOp ? " postOp" : "", s.incomingFirst ? " incomingFirst" : "",
+                       s.syncSend ? " sync" : "", s.withNext ? " +next" : "");
   }
   return out;
 }

@@ -53,6 +53,10 @@ struct Step {
   void* dst = nullptr;        // where results land; what *Send primitives forward
   size_t count = 0;           // elements
   bool postOp = false;        // after reducing, divide by the rank count (trncclAvg)
+  // Reductions of what arrives take it as the first operand: dst = incoming (op) src, so a
+  // fold in rank order can receive a lower rank's operand into its own (a 2-rank oneshot's
+  // one step). Ops like max of a NaN are not commutative bit for bit.
+  bool incomingFirst = false;
   // The step is over only when the peer no longer needs the sent bytes, so that a later step
   // may overwrite them (a chain reusing its scratch).
   bool syncSend = false;

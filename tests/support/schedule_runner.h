@@ -232,7 +232,11 @@ class ScheduleRunner {
     } else {
       const size_t elem = device::dataTypeSize(s_[r].type);
       const auto* src = static_cast<const std::byte*>(run.src) + run.received;
-      device::reduce(s_[r].type, s_[r].op, dst, src, p, n / elem);
+      if (st.incomingFirst) {
+        device::reduce(s_[r].type, s_[r].op, dst, p, src, n / elem);
+      } else {
+        device::reduce(s_[r].type, s_[r].op, dst, src, p, n / elem);
+      }
       if (st.postOp) device::divide(s_[r].type, dst, dst, n / elem, s_[r].nranks);
     }
     run.received += n;

@@ -5,7 +5,8 @@
 // recvbuff in rank order — x0 (op) x1 (op) ... (op) x(n-1), its own as a local reduce at its
 // place — so every rank computes exactly the same operations on the same operands and the
 // results are bitwise identical without a second round. Divided for avg after the last.
-// Steps: 1 round of transfers (then n-1 local reductions of arrivals, in order).
+// Steps: 1 round of transfers (then n-1 local reductions of arrivals, in order); between 2 ranks
+// one group, the fold done as the peer's operand arrives.
 // Bytes on the wire per rank: (n-1) * S (every peer gets the whole buffer), against 2(n-1)/n * S
 // for twoshot: it pays in bandwidth for the latency of one traversal. Supported while the
 // buffer fits a connection's buffer twice over (each send completes without waiting for its
@@ -51,6 +52,22 @@ schedule::Schedule oneShot(const CollArgs& a) {
     std::byte* copy = s.allocScratch(bytes);
     s.add(Step{.prim = Primitive::kCopy, .src = mine, .dst = copy, .count = a.count});
     mine = copy;
+  }
+  if (n == 2) {
+    // One group: the send, and the fold of the two operands as the peer's arrive, x0 (op) x1
+    // on both ranks (rank 1 takes the incoming operand first). A second group, with a local
+    // copy or reduce, cost each rank ~140 instructions per 8-byte call (src/device/README.md,
+    // session 11).
+    const int peer = 1 - r;
+    s.addGroup({Step{.prim = Primitive::kSend, .sendPeer = peer, .src = mine, .count = a.count},
+                Step{.prim = Primitive::kRecvReduceCopy,
+                     .recvPeer = peer,
+                     .src = mine,
+                     .dst = recv,
+                     .count = a.count,
+                     .postOp = avg,
+                     .incomingFirst = r == 1}});
+    return s;
   }
   // The sends, with the start of the fold: x0 into recvbuff.
   std::vector<Step> round;
