@@ -110,6 +110,7 @@ class Bench {
     ranks_ = std::make_unique<LocalRanks>(slice, bufferBytes(), o_.timeoutSec,
                                           p_.id ? &*p_.id : nullptr, o_.localRegister != 0);
     print(main_, headerLines());
+    if (o_.rewriteSend) allocFresh();
     const std::vector<trncclRedOp_t> ops = test_.reduces ? o_.ops : std::vector{trncclSum};
     std::vector<int> roots{-1};
     if (test_.rooted) {
@@ -128,6 +129,10 @@ class Bench {
     print(main_, footerLines(errors_, avg, test_.name));
     print(main_, "\n");
     if (main_ && !o_.jsonPath.empty()) json_.write(o_.jsonPath, o_, nranks_, errors_, avg);
+    for (size_t i = 0; i < fresh_.size(); ++i) {
+      trnrtSetDevice(ranks_->ranks()[i].device);
+      trnrtFree(fresh_[i]);
+    }
     ranks_.reset();
     return errors_ ? 1 : 0;
   }
@@ -164,10 +169,29 @@ class Bench {
     return tc;
   }
 
-  void launchAll(const TestCase& tc, bool inPlace) {
+  // --rewrite_send: per local rank, a device buffer the calls never touch, copied over the send
+  // buffer before each timed call (its zeros keep every reduction's operands finite).
+  void allocFresh() {
+    for (LocalRank& r : ranks_->ranks()) {
+      check(trnrtSetDevice(r.device), "trnrtSetDevice");
+      void* p = nullptr;
+      check(trnrtMalloc(&p, ranks_->bufferBytes()), "trnrtMalloc(--rewrite_send)");
+      fresh_.push_back(static_cast<char*>(p));
+      check(trnrtMemset(p, 0, ranks_->bufferBytes()), "trnrtMemset");
+    }
+  }
+
+  // rewrite: first a copy, in stream order, over the call's send buffer (--rewrite_send).
+  void launchAll(const TestCase& tc, bool inPlace, bool rewrite = false) {
+    size_t i = 0;
     for (LocalRank& r : ranks_->ranks()) {
       if (o_.gpus > 1) check(trnrtSetDevice(r.device), "trnrtSetDevice");
       const CallBuffers b = callBuffers(r, tc, inPlace);
+      if (rewrite) {
+        const size_t bytes = tc.counts.send * typeInfo(tc.key.type).size;
+        check(trnrtMemcpyAsync(b.send, fresh_[i++], bytes, trnrtMemcpyDeviceToDevice, r.stream),
+              "trnrtMemcpyAsync(--rewrite_send)");
+      }
       // Timed: the message is formatted only on failure.
       const trncclResult_t result =
           test_.run(RunArgs{b.send, b.recv, tc, r.rank, r.comm, r.stream});
@@ -209,7 +233,7 @@ class Bench {
     barrier();
     const auto start = Clock::now();
     for (int i = 0; i < o_.iters; ++i) {
-      launchAll(tc, inPlace);
+      launchAll(tc, inPlace, o_.rewriteSend != 0);
       if (o_.blocking == 1 || o_.blocking == 2) ranks_->waitAll();
       if (o_.blocking == 1) barrier();
     }
@@ -242,6 +266,7 @@ class Bench {
   const int nranks_;
   const bool main_;
   std::unique_ptr<LocalRanks> ranks_;
+  std::vector<char*> fresh_;  // --rewrite_send's sources, one per local rank
   int64_t errors_ = 0;
   int rep_ = 0;
   BusBwAverage avg_;

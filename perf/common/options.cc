@@ -89,11 +89,16 @@ std::string usage(const char* program) {
       "\t[-J,--output_file <file>] write results as JSON \n"
       "\t[-R,--local_register <0/1>] 1: buffers of trncclMemAlloc, registered with the "
       "communicator \n"
+      "\t[--rewrite_send <0/1>] 1: rewrite the send buffer by a device copy before each timed "
+      "call, so out of place reads data as freshly written as in place does\n"
       "\t[-h,--help]\n"
       "Bandwidths are in GB/s with 1 GB = 1e9 bytes; algbw = size/time, busbw = algbw * a\n"
       "collective-specific factor (2(n-1)/n for all-reduce).\n",
       program);
 }
+
+// Options without a short form (nccl-tests' letters are left free): getopt_long returns these.
+constexpr int kRewriteSend = 256;
 
 ParseResult parseOptions(int argc, char** argv) {
   static const option kLong[] = {{"nthreads", required_argument, nullptr, 't'},
@@ -113,6 +118,7 @@ ParseResult parseOptions(int argc, char** argv) {
                                  {"average", required_argument, nullptr, 'a'},
                                  {"output_file", required_argument, nullptr, 'J'},
                                  {"local_register", required_argument, nullptr, 'R'},
+                                 {"rewrite_send", required_argument, nullptr, kRewriteSend},
                                  {"help", no_argument, nullptr, 'h'},
                                  {nullptr, 0, nullptr, 0}};
   ParseResult res;
@@ -201,6 +207,9 @@ ParseResult parseOptions(int argc, char** argv) {
       case 'R':
         ok = intArg(0, 1, o.localRegister);
         break;
+      case kRewriteSend:
+        ok = intArg(0, 1, o.rewriteSend);
+        break;
       case 'h':
         res.exitCode = 0;
         res.message = usage(argv[0]);
@@ -215,6 +224,7 @@ ParseResult parseOptions(int argc, char** argv) {
                         "must be an integer in [1, {}]",
                         arg, kMaxThreads));
       }
+      if (c == kRewriteSend) return fail(fmt::format("invalid value '{}' for --rewrite_send", arg));
       return fail(fmt::format("invalid value '{}' for -{}", arg, char(c)));
     }
   }

@@ -32,6 +32,12 @@ struct Options {
   double timeoutSec = 0;  // -T: 0 = no timeout
   std::string jsonPath;   // -J
   int localRegister = 0;  // -R: 1 = buffers of trncclMemAlloc, registered (trncclCommRegister)
+  // --rewrite_send (not in nccl-tests): 1 = before each timed call, a device copy on the stream
+  // rewrites the call's send buffer, as a trainer's fresh gradients are. Out of place the send
+  // buffer is otherwise written once, so the peers' zero-copy reads of it hit their own caches
+  // from the second call on, while in place every call rewrites it (transports/shm/README.md,
+  // "In place against out of place"). Both columns then pay the same copy.
+  int rewriteSend = 0;
 };
 
 // Outcome of parsing: either options to run with, or an exit code (after -h or an error,

@@ -158,6 +158,18 @@ TEST(PerfOptions, Flags) {
   EXPECT_EQ(l.options.ops, std::vector{trncclMax});
 }
 
+// --rewrite_send (no short form: nccl-tests' letters stay free), off by default.
+TEST(PerfOptions, RewriteSend) {
+  EXPECT_EQ(parse({}).options.rewriteSend, 0);
+  const ParseResult r = parse({"--rewrite_send", "1", "-n", "2"});
+  ASSERT_FALSE(r.exitCode) << r.message;
+  EXPECT_EQ(r.options.rewriteSend, 1);
+  EXPECT_EQ(r.options.iters, 2);
+  const ParseResult b = parse({"--rewrite_send", "2"});
+  EXPECT_EQ(b.exitCode, 1);
+  EXPECT_NE(b.message.find("invalid value '2' for --rewrite_send"), std::string::npos) << b.message;
+}
+
 TEST(PerfOptions, Threads) {
   const ParseResult r = parse({"-t", "3", "-g", "2"});
   ASSERT_FALSE(r.exitCode) << r.message;

@@ -31,11 +31,15 @@ size_t inRound(const BlockCount& count, int b, size_t base, size_t round) {
 // the left fold op(...op(op(x0, x1), x2)..., x[n-1]) over the group in rank order
 // (Algorithm::foldsInRankOrder). Arrivals of later ranks wait in the connection meanwhile (it
 // holds two rounds: see direct_steps.h). The running value lives in `out`, except in place while
-// this member's own slice, under `out`, is still to be folded: then in `held` (scratch).
+// this member's own slice, under `out`, is still to be folded: then in `held` (scratch). Second
+// in order, the member folds the first arrival and its own slice in one step (the arrival as the
+// first operand), straight into `out`: no scratch, and one pass over the slice where a receive,
+// a reduce and, in place, a copy back took three (at 2 ranks, rank 1's half of every mesh
+// all-reduce; issue 14, transports/shm/README.md "In place against out of place").
 struct Fold {
   std::vector<int> order;     // positions, by rank
   int own = 0;                // this member's index in `order`
-  std::byte* held = nullptr;  // in place with own > 0: the running value until own is folded
+  std::byte* held = nullptr;  // in place with own > 1: the running value until own is folded
 };
 
 Fold foldOf(schedule::Schedule& s, const Ring& g, const BlockPtr& in, const std::byte* out,
@@ -46,7 +50,7 @@ Fold foldOf(schedule::Schedule& s, const Ring& g, const BlockPtr& in, const std:
             [&](int a, int b) { return g.members[a] < g.members[b]; });
   f.own = static_cast<int>(std::find(f.order.begin(), f.order.end(), g.pos) - f.order.begin());
   const size_t elem = device::dataTypeSize(s.type), mine = count(g.pos);
-  if (f.own > 0 && overlaps(in(g.pos), out, mine * elem)) {
+  if (f.own > 1 && overlaps(in(g.pos), out, mine * elem)) {
     f.held = s.allocScratch(std::max<size_t>(1, std::min(round, mine)) * elem);
   }
   return f;
@@ -80,13 +84,15 @@ void reduceScatterRound(schedule::Schedule& s, const Ring& g, const Fold& f, con
     sends.clear();
   };
   int i = 1;
-  if (f.own == 0) {
+  if (f.own <= 1) {
+    // x0 (op) x1 into `out` in one step: this member's slice and the other of the first two.
     add(Step{.prim = Primitive::kRecvReduceCopy,
-             .recvPeer = g.members[f.order[1]],
+             .recvPeer = g.members[f.order[1 - f.own]],
              .src = own,
              .dst = dst,
              .count = mine,
-             .postOp = postOp && n == 2});
+             .postOp = postOp && n == 2,
+             .incomingFirst = f.own == 1});
     from = to = dst;
     i = 2;
   } else {

@@ -15,8 +15,9 @@
 // Steps: 2 rounds; bytes per rank: 2(n-1)/n * S, like the ring, with latency 2 hops instead of
 // 2(n-1). Supported while one block fits a connection's buffer twice over (each send completes
 // without waiting for its receiver), i.e. for small messages. In place works: block r is read
-// before it is written (until then the running value waits in scratch), and other blocks are
-// sent before they are received into.
+// before it is written (rank 0 folds into it with its first arrival, the rank second in order
+// folds the first arrival and it in one step; a later rank's running value waits in scratch
+// until then), and other blocks are sent before they are received into.
 #include "algorithms/mesh.h"
 
 #include <algorithm>
