@@ -79,6 +79,13 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     place(a.shape->chips, chipOf);
     place(a.shape->instances.rows, instanceOf);
   }
+  // Each rank's EFA NIC (its instance's rail, numbered job-wide) where the ranks span instances
+  // joined by the network; -1: unknown (the rail's share stands in).
+  std::vector<int> nicOf(static_cast<size_t>(n), -1);
+  if (a.shape != nullptr && m.multiInstance && a.shape->rails.size() == static_cast<size_t>(n)) {
+    const int rails = 1 + *std::max_element(a.shape->rails.begin(), a.shape->rails.end());
+    for (size_t r = 0; r < nicOf.size(); ++r) nicOf[r] = instanceOf[r] * rails + a.shape->rails[r];
+  }
   // Every rank's exchange at distance d, rank by rank, as the engine runs it: a rank's group
   // is over once its send is handed on and its receive has landed, and it begins the next
   // once the last is over. A range that wraps past the last block is two messages in two
@@ -87,129 +94,206 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
   // waits for its partner's (not the slowest rank's) earlier ones. Where a chip's ranks send
   // off the chip, the route's first link serves their messages first come first served, each
   // whole, as the engine does; elsewhere a message has its link's share (the remainders,
-  // sent by the wrapping ranks alone, all of it).
-  std::vector<double> begin(static_cast<size_t>(n), copy);
-  std::vector<double> end(static_cast<size_t>(n));
-  auto at = [&](std::vector<double>& v, int r) -> double& {
-    return v[static_cast<size_t>(mod(r, n))];
+  // sent by the wrapping ranks alone, all of it). The messages of all levels ask for their
+  // links in one time order (an early rank's next level goes before a late rank's last), as
+  // they reach a link shared across levels in the engine.
+  struct Level {
+    int d, k, len, out, from;
+    LinkCost mixed;
+    LevelClasses classes;
+    double senders, zHops;
   };
-  // When each chip's link to the other instances (or its switch port) is free: one link
-  // whatever the level, so a level's transfers queue behind the previous level's there. A
-  // torus's levels leave the chip on links of their own.
-  std::vector<double> crossFree(static_cast<size_t>(n), 0.0), levelFree(crossFree);
-  std::vector<double> firstHanded(crossFree), firstLanded(crossFree), restHanded(crossFree),
-      restLanded(crossFree);
+  std::vector<Level> levels;
   for (const int d : distances) {
     const int k = std::countr_zero(static_cast<unsigned>(d));
-    const LinkCost mixed = levelLink(m, m.shiftPartners, k);
-    const LevelClasses classes = levelClasses(m, m.shiftPartners, k);
-    // The link from rank `src` to rank `dst`, and the same without sharers.
-    auto linkOf = [&](int src, int dst) {
-      const size_t s = static_cast<size_t>(mod(src, n)), t = static_cast<size_t>(mod(dst, n));
-      if (chipOf[s] < 0 || chipOf[t] < 0) return mixed;
-      if (chipOf[s] == chipOf[t]) return classes.chip;
-      return instanceOf[s] == instanceOf[t] ? classes.offChip : classes.offInstance;
-    };
-    auto aloneOf = [](LinkCost link) {
-      link.bandwidth *= std::max(1.0, link.sharers);
-      link.sharers = 1;
-      return link;
-    };
-    const int len = std::min(d, n - d);
+    const PartnerLevel& pl = m.shiftPartners[static_cast<size_t>(std::min(k, kPartnerLevels - 1))];
     // The blocks a rank receives begin at r (reduce-scatter, from r - d) or r + d (all-gather,
     // from r + d); those it sends, at r + d or r, to r + d or r - d. The first run ends at
     // block n - 1.
-    const int out = reduce ? d : 0, from = reduce ? -d : d;
-    auto head = [&](int firstBlock) { return std::min(len, n - mod(firstBlock, n)); };
-    // A message leaves once its sender is ready, and, when it does not fit the connection's
-    // buffer (four slices), once its receiver has begun the group that receives it.
-    auto leaves = [&](double sender, double receiver, double bytes) {
-      return bytes > 4.0 * static_cast<double>(a.sliceBytes) ? std::max(sender, receiver) : sender;
-    };
     // A chip's link off the chip serves its ranks' messages one after another, each taking it
     // for its bytes `hops` times (the chips in between send the same way: the link's
     // bandwidth times the level's off-chip senders); a rank served early goes on early.
     // Charging every rank the link's full share made Bruck's all-gather 1.4x too dear on 256
-    // Trn2 ranks (docs/SIMULATOR.md, ninth session). The network's rails keep the share (their
-    // send queue is in the class's latency).
-    const double senders = std::max(
-        1.0,
-        std::round(m.shiftPartners[static_cast<size_t>(std::min(k, kPartnerLevels - 1))].offChip *
-                   std::max(1, m.ranksPerChip)));
-    std::fill(levelFree.begin(), levelFree.end(), 0.0);
-    auto rest = [&](int s) { return (len - head(s + out)) * block; };
-    // A sender's message (its first, or its wrapped remainder, sent alone where no link is
-    // shared) asking for its link at `ask`: when the sender has handed it on and when it lands.
-    auto serve = [&](int s, bool second, double ask) {
-      const double bytes = second ? rest(s) : head(s + out) * block;
-      const int dst = mod(s - from, n);
-      const LinkCost link = second ? aloneOf(linkOf(s, dst)) : linkOf(s, dst);
-      std::vector<double>& handed = second ? restHanded : firstHanded;
-      std::vector<double>& landed = second ? restLanded : firstLanded;
-      const int sc = chipOf[static_cast<size_t>(s)], dc = chipOf[static_cast<size_t>(dst)];
-      const bool across =
-          instanceOf[static_cast<size_t>(s)] != instanceOf[static_cast<size_t>(dst)];
-      if (sc < 0 || dc < 0 || sc == dc || k >= m.partnerLevels || (across && m.multiInstance)) {
-        at(handed, s) = ask + bytes / (link.bandwidth * 1e3);
-        at(landed, s) = ask - m.messageUs + message(link, bytes);
-        return;
-      }
-      double& free = across || m.switched ? crossFree[static_cast<size_t>(sc)]
-                                          : levelFree[static_cast<size_t>(sc)];
-      const double start = std::max(free, ask);
-      // The fabric's links between instances: as many as the route takes (the level's
-      // crossHops), each carrying the transfers of the chips in between the same way round
-      // (a route of 2 Z hops: two chips' transfers on every Z link; one on two instances);
-      // elsewhere each of the route's hops carries one per chip on the way.
-      const bool joined = across && m.crossBandwidth > 0;
-      const double share = linkOf(s, dst).bandwidth;  // the link's, however many send
-      const double zHops = std::max(
-          1.0, m.shiftPartners[static_cast<size_t>(std::min(k, kPartnerLevels - 1))].crossHops);
-      free = start + bytes / ((joined ? m.crossBandwidth / zHops : share * senders) * 1e3);
-      at(handed, s) = free;
-      at(landed, s) = std::max(free, start + (reduce ? reduceUs(m, bytes) : 0.0)) + link.latencyUs;
-    };
-    // The messages in the order they ask for their links: the first ones once the senders are
-    // ready, a remainder once its sender's first group is over (and, when large, its
-    // receiver's).
-    using Event = std::tuple<double, int, int>;  // ask, 0 first / 1 remainder, sender
-    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
-    std::vector<char> served(static_cast<size_t>(n), 0), pushed(static_cast<size_t>(n), 0);
-    for (int s = 0; s < n; ++s) {
-      const int dst = mod(s - from, n);
-      events.push(
-          {leaves(at(begin, s), at(begin, dst), head(s + out) * block) + m.messageUs, 0, s});
-    }
-    auto firstOf = [&](int r) { return std::max(at(firstHanded, r), at(firstLanded, r + from)); };
-    auto ready = [&](int r) {  // rank r's first group is over
-      return served[static_cast<size_t>(mod(r, n))] &&
-             served[static_cast<size_t>(mod(r + from, n))];
-    };
-    while (!events.empty()) {
-      const auto [ask, second, s] = events.top();
-      events.pop();
-      serve(s, second == 1, ask);
-      if (second == 1) continue;
-      served[static_cast<size_t>(s)] = 1;
-      for (const int c : {s, s - from, s + from}) {
-        const int x = mod(c, n), dst = mod(x - from, n);
-        const double bytes = rest(x);
-        if (bytes <= 0 || pushed[static_cast<size_t>(x)] || !ready(x)) continue;
-        const bool large = bytes > 4.0 * static_cast<double>(a.sliceBytes);
-        if (large && !ready(dst)) continue;
-        pushed[static_cast<size_t>(x)] = 1;
-        events.push({leaves(firstOf(x), large ? firstOf(dst) : 0.0, bytes) + m.messageUs, 1, x});
-      }
-    }
-    for (int r = 0; r < n; ++r) {
-      double t = firstOf(r);
-      if (rest(r) > 0) t = std::max(t, at(restHanded, r));
-      if (rest(r + from) > 0) t = std::max(t, at(restLanded, r + from));
-      at(end, r) = t;
-    }
-    std::swap(begin, end);
+    // Trn2 ranks (docs/SIMULATOR.md, ninth session). The network's NICs are queues of their
+    // own (serve).
+    levels.push_back({d, k, std::min(d, n - d), reduce ? d : 0, reduce ? -d : d,
+                      levelLink(m, m.shiftPartners, k), levelClasses(m, m.shiftPartners, k),
+                      std::max(1.0, std::round(pl.offChip * std::max(1, m.ranksPerChip))),
+                      std::max(1.0, pl.crossHops)});
   }
-  return *std::max_element(begin.begin(), begin.end());
+  const int nl = static_cast<int>(levels.size());
+  if (nl == 0) return copy;
+  // Per level and rank (level * n + rank): when its first message and its wrapped remainder
+  // are handed on and land, and when its group at that level is over.
+  const size_t cells = static_cast<size_t>(nl) * static_cast<size_t>(n);
+  auto cell = [&](int l, int r) {
+    return static_cast<size_t>(l) * n + static_cast<size_t>(mod(r, n));
+  };
+  std::vector<double> firstHanded(cells), firstLanded(cells), restHanded(cells), restLanded(cells),
+      endOf(cells);
+  std::vector<char> served(cells, 0), restServed(cells, 0), firstPushed(cells, 0),
+      restPushed(cells, 0), ended(cells, 0);
+  // When each chip's link to the other instances (or its switch port) is free: one link
+  // whatever the level, so a level's transfers queue behind the previous level's there. A
+  // torus's levels leave the chip on links of their own. Across the network, when each NIC is
+  // free sending and receiving: a rail's ranks' transfers cross both one after another, whole,
+  // whichever level sent them. The sender's share of its rail alone missed that the receiving
+  // NIC can be the busier: an early rank's next level takes it before a late rank's last, which
+  // the late rank's own next level waits for (docs/SIMULATOR.md, twelfth session: 0.82 of
+  // simulated on 16 trn1n instances at 2 MiB).
+  std::vector<double> crossFree(static_cast<size_t>(n), 0.0);  // by chip
+  std::vector<double> nicOutFree(
+      static_cast<size_t>(1 + *std::max_element(nicOf.begin(), nicOf.end())), 0.0),
+      nicInFree(nicOutFree);
+  std::vector<double> levelFree(cells, 0.0);
+  auto linkOf = [&](const Level& lv, int src, int dst) {
+    const size_t s = static_cast<size_t>(mod(src, n)), t = static_cast<size_t>(mod(dst, n));
+    if (chipOf[s] < 0 || chipOf[t] < 0) return lv.mixed;
+    if (chipOf[s] == chipOf[t]) return lv.classes.chip;
+    return instanceOf[s] == instanceOf[t] ? lv.classes.offChip : lv.classes.offInstance;
+  };
+  auto aloneOf = [](LinkCost link) {
+    link.bandwidth *= std::max(1.0, link.sharers);
+    link.sharers = 1;
+    return link;
+  };
+  auto head = [&](const Level& lv, int firstBlock) {
+    return std::min(lv.len, n - mod(firstBlock, n));
+  };
+  auto rest = [&](const Level& lv, int s) { return (lv.len - head(lv, s + lv.out)) * block; };
+  // A message leaves once its sender is ready, and, when it does not fit the connection's
+  // buffer (four slices), once its receiver has begun the group that receives it.
+  auto large = [&](double bytes) { return bytes > 4.0 * static_cast<double>(a.sliceBytes); };
+  auto leaves = [&](double sender, double receiver, double bytes) {
+    return large(bytes) ? std::max(sender, receiver) : sender;
+  };
+  // The messages in the order they ask for their links: (when, level, kind, sender); kind 0 a
+  // first message, 1 a remainder, 2 and 3 the same at the receiving NIC.
+  using Event = std::tuple<double, int, int, int>;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  // A sender's message (its first, or its wrapped remainder, sent alone where no link is
+  // shared) asking for its link at `ask`: when the sender has handed it on and when it lands.
+  auto serve = [&](int l, int s, bool second, double ask) {
+    const Level& lv = levels[static_cast<size_t>(l)];
+    const double bytes = second ? rest(lv, s) : head(lv, s + lv.out) * block;
+    const int dst = mod(s - lv.from, n);
+    const LinkCost link = second ? aloneOf(linkOf(lv, s, dst)) : linkOf(lv, s, dst);
+    double& handed = (second ? restHanded : firstHanded)[cell(l, s)];
+    double& landed = (second ? restLanded : firstLanded)[cell(l, s)];
+    const int sc = chipOf[static_cast<size_t>(s)], dc = chipOf[static_cast<size_t>(dst)];
+    const bool across = instanceOf[static_cast<size_t>(s)] != instanceOf[static_cast<size_t>(dst)];
+    if (across && nicOf[static_cast<size_t>(s)] >= 0 && nicOf[static_cast<size_t>(dst)] >= 0) {
+      // Across the network the sender's NIC issues the message and its bytes at the rail's
+      // rate (not its DMA queue: ask is a message after the sender is ready); the receiving
+      // NIC is asked for once the sending one starts it (cut-through: an event, a message
+      // later as every ask here, so that the receiving NICs too serve in time order).
+      double& out = nicOutFree[static_cast<size_t>(nicOf[static_cast<size_t>(s)])];
+      const double outStart = std::max(out, ask - m.messageUs);
+      out = outStart + m.messageUs + bytes / (m.railBandwidth * 1e3);
+      handed = out;
+      events.push({outStart + m.messageUs, l, second ? 3 : 2, s});
+      return false;
+    }
+    if (sc < 0 || dc < 0 || sc == dc || lv.k >= m.partnerLevels || (across && m.multiInstance)) {
+      handed = ask + bytes / (link.bandwidth * 1e3);
+      landed = ask - m.messageUs + message(link, bytes);
+      return true;
+    }
+    double& free =
+        across || m.switched ? crossFree[static_cast<size_t>(sc)] : levelFree[cell(l, sc)];
+    const double start = std::max(free, ask);
+    // The fabric's links between instances: as many as the route takes (the level's
+    // crossHops), each carrying the transfers of the chips in between the same way round
+    // (a route of 2 Z hops: two chips' transfers on every Z link; one on two instances);
+    // elsewhere each of the route's hops carries one per chip on the way.
+    const bool joined = across && m.crossBandwidth > 0;
+    const double share = linkOf(lv, s, dst).bandwidth;  // the link's, however many send
+    free = start + bytes / ((joined ? m.crossBandwidth / lv.zHops : share * lv.senders) * 1e3);
+    handed = free;
+    landed = std::max(free, start + (reduce ? reduceUs(m, bytes) : 0.0)) + link.latencyUs;
+    return true;
+  };
+  // A transfer across the network at the receiving NIC, asked for at `ask` (when the sending
+  // NIC started it): that NIC serves its transfers one after another, whole, whichever level
+  // sent them, none ending before the sender's; the network's latency after.
+  auto land = [&](int l, int s, bool second, double ask) {
+    const Level& lv = levels[static_cast<size_t>(l)];
+    const double bytes = second ? rest(lv, s) : head(lv, s + lv.out) * block;
+    const int dst = mod(s - lv.from, n);
+    double& in = nicInFree[static_cast<size_t>(nicOf[static_cast<size_t>(dst)])];
+    const double start = std::max(in, ask);
+    in = std::max(start + bytes / (m.railBandwidth * 1e3),
+                  (second ? restHanded : firstHanded)[cell(l, s)]);
+    (second ? restLanded : firstLanded)[cell(l, s)] =
+        std::max(in, start + (reduce ? reduceUs(m, bytes) : 0.0)) + m.interLatencyUs;
+  };
+  auto begun = [&](int l, int r) { return l == 0 || ended[cell(l - 1, r)] != 0; };
+  auto beginOf = [&](int l, int r) { return l == 0 ? copy : endOf[cell(l - 1, r)]; };
+  auto pushFirst = [&](int l, int s) {  // once the sender (and a large one's receiver) began
+    if (l >= nl || firstPushed[cell(l, s)]) return;
+    const Level& lv = levels[static_cast<size_t>(l)];
+    const int dst = mod(s - lv.from, n);
+    const double bytes = head(lv, s + lv.out) * block;
+    if (!begun(l, s) || (large(bytes) && !begun(l, dst))) return;
+    firstPushed[cell(l, s)] = 1;
+    events.push({leaves(beginOf(l, s), large(bytes) ? beginOf(l, dst) : 0.0, bytes) + m.messageUs,
+                 l, 0, mod(s, n)});
+  };
+  auto firstOf = [&](int l, int r) {
+    return std::max(firstHanded[cell(l, r)],
+                    firstLanded[cell(l, r + levels[static_cast<size_t>(l)].from)]);
+  };
+  auto ready = [&](int l, int r) {  // rank r's first group at level l is over
+    return served[cell(l, r)] && served[cell(l, r + levels[static_cast<size_t>(l)].from)];
+  };
+  auto pushRest = [&](int l, int x) {  // a remainder, once its sender's first group is over
+    const Level& lv = levels[static_cast<size_t>(l)];
+    const int dst = mod(x - lv.from, n);
+    const double bytes = rest(lv, x);
+    if (bytes <= 0 || restPushed[cell(l, x)] || !ready(l, x)) return;
+    if (large(bytes) && !ready(l, dst)) return;
+    restPushed[cell(l, x)] = 1;
+    events.push({leaves(firstOf(l, x), large(bytes) ? firstOf(l, dst) : 0.0, bytes) + m.messageUs,
+                 l, 1, mod(x, n)});
+  };
+  auto tryEnd = [&](int l, int r) {  // rank r's level l over: its next level may begin
+    const Level& lv = levels[static_cast<size_t>(l)];
+    if (ended[cell(l, r)] || !ready(l, r)) return;
+    if (rest(lv, r) > 0 && !restServed[cell(l, r)]) return;
+    if (rest(lv, r + lv.from) > 0 && !restServed[cell(l, r + lv.from)]) return;
+    double t = firstOf(l, r);
+    if (rest(lv, r) > 0) t = std::max(t, restHanded[cell(l, r)]);
+    if (rest(lv, r + lv.from) > 0) t = std::max(t, restLanded[cell(l, r + lv.from)]);
+    endOf[cell(l, r)] = t;
+    ended[cell(l, r)] = 1;
+    if (l + 1 < nl) {
+      pushFirst(l + 1, r);
+      pushFirst(l + 1, r + levels[static_cast<size_t>(l + 1)].from);
+    }
+  };
+  for (int s = 0; s < n; ++s) pushFirst(0, s);
+  while (!events.empty()) {
+    const auto [ask, l, kind, s] = events.top();
+    events.pop();
+    const bool second = (kind & 1) != 0;
+    if (kind >= 2) {
+      land(l, s, second, ask - m.messageUs);
+    } else if (!serve(l, s, second, ask)) {
+      continue;  // it lands once the receiving NIC has taken it
+    }
+    const int from = levels[static_cast<size_t>(l)].from;
+    if (second) {
+      restServed[cell(l, s)] = 1;
+    } else {
+      served[cell(l, s)] = 1;
+      for (const int c : {s, s - from, s + from}) pushRest(l, c);
+    }
+    tryEnd(l, s);
+    tryEnd(l, s - from);
+  }
+  double last = copy;
+  for (int r = 0; r < n; ++r) last = std::max(last, endOf[cell(nl - 1, r)]);
+  return last;
 }
 
 }  // namespace trnccl::algorithms
