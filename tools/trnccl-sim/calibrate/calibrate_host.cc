@@ -336,8 +336,8 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, stepList(step),
       step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, step.call.us, step.call.lowUs,
       step.call.highUs, chips, chips, 3 * (big.*sum).median, messageUs(step, hop), callUs(step),
-      bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
-      kDefaultZcopyBytes, bandList(bands, link, 0.5));
+      bandList(bands, sum, 3), (big.*link).median / 2, hop.median, kDefaultZcopyBytes,
+      bandList(bands, link, 0.5));
 }
 
 bool writeFile(const std::string& path, const std::string& text) {

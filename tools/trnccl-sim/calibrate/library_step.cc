@@ -78,10 +78,10 @@ bool steps(trncclComm_t comm, trnrtStream_t stream, const void* send, void* recv
            int rounds, int rank, int ranks) {
   bool good = ok(trncclGroupStart(), "trncclGroupStart");
   for (int i = 0; i < rounds && good; ++i) {
-    good = ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream),
-              "trncclSend") &&
-           ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
-              "trncclRecv");
+    good =
+        ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream), "trncclSend") &&
+        ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
+           "trncclRecv");
   }
   return ok(trncclGroupEnd(), "trncclGroupEnd") && good;
 }

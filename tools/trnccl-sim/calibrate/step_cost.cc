@@ -78,8 +78,8 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
     times.push_back(t);
   }
   StepTime call;
-  const bool gotCall = std::fscanf(pipe, " call %lf %lf %lf", &call.us, &call.lowUs,
-                                   &call.highUs) == 3;
+  const bool gotCall =
+      std::fscanf(pipe, " call %lf %lf %lf", &call.us, &call.lowUs, &call.highUs) == 3;
   if (pclose(pipe) != 0 || times.empty() || !gotCall) {
     error = command + " failed";
     return false;
