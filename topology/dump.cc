@@ -89,6 +89,9 @@ std::string dumpYaml(const Topology& t) {
   if (t.device.messageUs != kMessageUs) {
     out << YAML::Key << "message_us" << YAML::Value << num(t.device.messageUs);
   }
+  if (t.device.callUs != 0) {
+    out << YAML::Key << "call_us" << YAML::Value << num(t.device.callUs);
+  }
   emitBands(out, "hbm_bands", t.device.hbmBands);
   out << YAML::EndMap;
   emitFabric(out, t.fabric);

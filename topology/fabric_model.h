@@ -96,6 +96,8 @@ class FabricModel {
 
   // What issuing one message costs the sending rank's DMA queue (not across instances: the NIC).
   double messageUs() const { return topo_.device.messageUs; }
+  // What a call costs each rank once, before its first step (DeviceKind::callUs).
+  double callUs() const { return topo_.device.callUs; }
 
   // Bytes per µs of HBM traffic one rank's reductions and copies get.
   double hbmBytesPerUs() const { return hbmBytesPerUs_; }

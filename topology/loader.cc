@@ -144,7 +144,7 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   if (!d) return p.error(root, "device", "missing");
   TRN_TRY(p.onlyKeys(d, "device",
                      {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps",
-                      "dma_engine_gbps", "message_us", "hbm_bands"}));
+                      "dma_engine_gbps", "message_us", "call_us", "hbm_bands"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
@@ -160,6 +160,11 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
     auto messageUs = p.number(d, "device", "message_us", false);
     if (!messageUs) return messageUs.status();
     t.device.messageUs = *messageUs;
+  }
+  if (d["call_us"]) {  // else 0 (a measured machine gives its own)
+    auto callUs = p.number(d, "device", "call_us", false);
+    if (!callUs) return callUs.status();
+    t.device.callUs = *callUs;
   }
   auto bands = p.rateBands(d, "device", "hbm_bands");
   if (!bands) return bands.status();

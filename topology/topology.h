@@ -92,6 +92,11 @@ struct DeviceKind {
   // per message sent: YAML `message_us`, else the model's kMessageUs (assumed for Trainium;
   // measured for this machine by trnccl-sim-calibrate)
   double messageUs = kMessageUs;
+  // per call, once, before its first step: YAML `call_us`, else 0. What the host runtime pays
+  // for a call whatever its algorithm (the enqueue, the executor's start and end); measured for
+  // this machine by trnccl-sim-calibrate, not described for Trainium. The same for every
+  // algorithm, so the tuner's estimates leave it out; the engine charges it (sim/engine.h).
+  double callUs = 0;
   // hbmBandwidthGbps for smaller working sets (YAML `hbm_bands`); empty: hbmBandwidthGbps.
   std::vector<RateBand> hbmBands = {};
   bool operator==(const DeviceKind&) const = default;

@@ -8,9 +8,9 @@
 # predictions: the description's (local copy and sum rates) and, for comparison, session 10's
 # with the rates of copying and summing a neighbour's fresh data (trnccl-sim-calibrate
 # --neighbour-out), which predicted no better; and, since session 11, the description without
-# its measured cost per message (device message_us: the library's own ring step, timed by the
-# calibration; without it a message costs the model's default kMessageUs), the model before that
-# session. Both sides use the same algorithm (ring:
+# its measured costs per message and per call (device message_us and call_us: the library's own
+# ring steps, timed by the calibration; without them a message costs the model's default
+# kMessageUs and a call nothing), the model before session 11. Both sides use the same algorithm (ring:
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
 # (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
@@ -33,7 +33,7 @@ printf '%6s %10s %12s %12s %23s %8s %12s %8s %12s %8s\n' ranks bytes predicted_u
 for n in 2 4; do
   "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
     --neighbour-out "$neighbour_yaml" >&2
-  sed 's/message_us: [0-9.]*, //' "$yaml" >"$plain_yaml"
+  sed 's/message_us: [0-9.]*, //; s/call_us: [0-9.]*, //' "$yaml" >"$plain_yaml"
   for entry in "${sizes[@]}"; do
     read -r bytes iters <<<"$entry"
     predict() {

@@ -55,7 +55,7 @@ class Engine {
       rs.next = p.first(r);
       rs.end = p.end(r);
       if (rs.next < rs.end) {
-        push(0, static_cast<uint32_t>(r), kBegin);
+        push(fabric.callUs(), static_cast<uint32_t>(r), kBegin);
       } else {
         rs.finished = true;
       }

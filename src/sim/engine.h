@@ -21,7 +21,8 @@
 //     after another, in step order, from when their group begins (the executor's order);
 //   - when the description has working-set bands, every bandwidth above (each resource's, HBM)
 //     is its band for the call's working set (Program::workingSet), for the whole call.
-// Times are microseconds from the call's start; every rank starts at 0.
+// Times are microseconds from the call's start; every rank begins its first group at the
+// fabric's callUs (the host runtime's cost of a call, once; 0 but for a measured machine).
 #pragma once
 
 #include <cstddef>

@@ -51,6 +51,23 @@ TEST(SimEngine, EachMessageCostsItsIssuer) {
   EXPECT_DOUBLE_EQ(out->rankEndUs[1], 217);
 }
 
+// A call's own cost (the device's callUs, 3 µs here) delays each rank's first group, once: the
+// one-hop exchange above, now of two messages in a row (two groups), ends at 3 + 100 + 100 (rank
+// 0's NIC) and lands at 218; rank 1's end is the arrival, not a second call cost.
+TEST(SimEngine, ACallCostsItsRanksOnceBeforeTheirFirstStep) {
+  topology::Topology t = testing::oneChipInstancesOverEfa();
+  t.device.callUs = 3;
+  Simulator sim = simulatorFor(t, 2);
+  auto out = sim.schedules([](int r) {
+    return r == 0 ? bytesSchedule(2, {{sendTo(1, 1'000'000)}, {sendTo(1, 1'000'000)}})
+                  : bytesSchedule(2, {{recvFrom(0, 1'000'000)}, {recvFrom(0, 1'000'000)}});
+  });
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_DOUBLE_EQ(out->rankEndUs[0], 203);
+  EXPECT_DOUBLE_EQ(out->rankEndUs[1], 218);
+  EXPECT_DOUBLE_EQ(out->timeUs, 218);
+}
+
 // The link between two chips of two cores is asked for in time order even though each rank
 // issues all its messages at the start (1 µs each in its own DMA queue): rank 0 sends to rank 1
 // (its chip), then to ranks 2 and 3 (the link, issued at 2 and 3); rank 1 sends to rank 2,

@@ -187,14 +187,15 @@ fabric:
   EXPECT_EQ(plain->fabric.link.inPlaceBytes, 0u);
 }
 
-// device.message_us (the `host` description's per-message cost, measured by
-// trnccl-sim-calibrate from the library's own ring steps) loads and survives a dump; absent, a
-// message costs the model's kMessageUs (every built-in), and a negative cost is an error.
-TEST(RoundTrip, MessageCostOfTheDevice) {
+// device.message_us and call_us (the `host` description's per-message and per-call costs,
+// measured by trnccl-sim-calibrate from the library's own ring steps) load and survive a dump;
+// absent, a message costs the model's kMessageUs and a call nothing (every built-in), and a
+// negative cost is an error.
+TEST(RoundTrip, MessageAndCallCostOfTheDevice) {
   const std::string text = R"(name: host
 chips_per_instance: 2
 device: {kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: 6,
-         message_us: 2.25}
+         message_us: 2.25, call_us: 1.5}
 fabric:
   kind: switch
   link: {class: pcie, bandwidth_gbps: 2.5, latency_us: 0.4}
@@ -202,12 +203,14 @@ fabric:
   auto t = parseTopology(text, "host.yaml");
   ASSERT_TRUE(t) << t.status().message();
   EXPECT_EQ(t->device.messageUs, 2.25);
+  EXPECT_EQ(t->device.callUs, 1.5);
   auto back = parseTopology(dumpYaml(*t), "<dump>");
   ASSERT_TRUE(back) << back.status().message();
   EXPECT_EQ(*back, *t);
   auto plain = parseTopology(kCustom, "custom.yaml");
   ASSERT_TRUE(plain) << plain.status().message();
   EXPECT_EQ(plain->device.messageUs, kMessageUs);
+  EXPECT_EQ(plain->device.callUs, 0);
   std::string negative = text;
   negative.replace(negative.find("2.25"), 4, "-1");
   auto bad = parseTopology(negative, "host.yaml");
@@ -215,6 +218,13 @@ fabric:
   EXPECT_NE(bad.status().message().find("'message_us' must be a non-negative number"),
             std::string::npos)
       << bad.status().message();
+  std::string negativeCall = text;
+  negativeCall.replace(negativeCall.find("1.5}"), 3, "-2");
+  auto badCall = parseTopology(negativeCall, "host.yaml");
+  ASSERT_FALSE(badCall);
+  EXPECT_NE(badCall.status().message().find("'call_us' must be a non-negative number"),
+            std::string::npos)
+      << badCall.status().message();
 }
 
 // Working-set bands (fabric.link's `bands`, device's `hbm_bands`: trnccl-sim-calibrate's rates

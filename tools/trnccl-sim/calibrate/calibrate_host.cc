@@ -18,7 +18,8 @@
 //   - the library's own cost per step: trnccl-sim-calibrate-step (library_step.cc) runs ring
 //     steps of 8 B to 128 KiB between N processes through the public API and the real shm
 //     transport; a fit over those sizes (step_cost.h) gives a fixed cost per step, which the
-//     description carries as the device's message_us, less the link's latency.
+//     description carries as the device's message_us, less the link's latency; calls of one
+//     step and of several give the call's own cost, its call_us.
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
 // 5); the description takes the median, and the spread (lowest to highest) is printed.
@@ -288,6 +289,9 @@ std::string stepList(const trnccl::calibrate::StepFit& step) {
   return out;
 }
 
+// What a call costs once, whatever its steps (negative in noise: none).
+double callUs(const trnccl::calibrate::StepFit& step) { return std::max(0.0, step.call.us); }
+
 // What a message costs beyond its bytes and the link's latency (the simulator adds both).
 double messageUs(const trnccl::calibrate::StepFit& step, const Spread& hop) {
   return std::max(0.0, step.fixedUs - hop.median);
@@ -315,13 +319,14 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# (each process's buffers), which the caches hold in part or whole.\n"
       "# A ring step of the library itself (trnccl-sim-calibrate-step, medians) took {}us;\n"
       "# fitted: {:.2f} us + {:.4f} us/KiB (copied), {:.4f} us/KiB (in place). Every message\n"
-      "# costs the fixed part less the link's latency (message_us).\n"
+      "# costs the fixed part less the link's latency (message_us). A call cost {:.2f}\n"
+      "# [{:.2f}-{:.2f}] us once, beyond its steps (call_us).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device:\n  {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: "
       "{:.2f},\n"
-      "   message_us: {:.2f}, hbm_bands: {}}}\n"
+      "   message_us: {:.2f}, call_us: {:.2f}, hbm_bands: {}}}\n"
       "fabric:\n  kind: switch\n"
       "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
       "{},\n"
@@ -329,9 +334,10 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
       red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
       neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, stepList(step),
-      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, chips, chips, 3 * (big.*sum).median,
-      messageUs(step, hop), bandList(bands, sum, 3), (big.*link).median / 2, hop.median,
-      kDefaultZcopyBytes, bandList(bands, link, 0.5));
+      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, step.call.us, step.call.lowUs,
+      step.call.highUs, chips, chips, 3 * (big.*sum).median, messageUs(step, hop), callUs(step),
+      bandList(bands, sum, 3), (big.*link).median / 2, hop.median, kDefaultZcopyBytes,
+      bandList(bands, link, 0.5));
 }
 
 bool writeFile(const std::string& path, const std::string& text) {
@@ -399,10 +405,10 @@ int main(int argc, char** argv) {
       copy.median, cross.median, red.median, xred.median, hop.median, out.c_str(), repeat, copy.low,
       copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
   std::printf(
-      "step %.2f us + %.4f us/KiB copied, %.4f us/KiB in place: message %.2f us (a ring "
-      "step of the library:%s us)\n",
-      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, messageUs(step, hop),
-      stepList(step).c_str());
+      "step %.2f us + %.4f us/KiB copied, %.4f us/KiB in place: message %.2f us, call %.2f us "
+      "(%.2f-%.2f; a ring step of the library:%s us)\n",
+      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, messageUs(step, hop), callUs(step),
+      step.call.lowUs, step.call.highUs, stepList(step).c_str());
   for (const Rates& b : bands) {
     std::printf(
         "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "

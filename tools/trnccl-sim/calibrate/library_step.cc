@@ -1,15 +1,21 @@
-// trnccl-sim-calibrate-step: times one step of the library itself between N processes of this
-// machine, for trnccl-sim-calibrate's per-message cost (docs/SIMULATOR.md, "This machine").
-// N processes (process i on the (i mod k)-th usable CPU, as the benchmark's rank i) join one
-// communicator through the public API (trncclGetUniqueId in process 0, trncclCommInitRank) and,
-// for each size, run calls of one ring step each: a group of a send of that many bytes to the
-// next rank and a receive from the previous one, enqueued back to back on a stream and
-// synchronized once, as all_reduce_perf runs its iterations. A call's time is the slowest
-// process's elapsed time over the calls; the run is repeated --repeat times and each size's
-// median, lowest and highest are printed, one line per size:
-//   BYTES MEDIAN_US LOWEST_US HIGHEST_US
-// The library's real shm transport, executor and waits are all in that time: what a ring step
-// pays beyond its bytes is the intercept of a fit of these times against their size
+// trnccl-sim-calibrate-step: times the steps of the library itself between N processes of this
+// machine, for trnccl-sim-calibrate's per-message and per-call costs (docs/SIMULATOR.md, "This
+// machine"). N processes (process i on the (i mod k)-th usable CPU, as the benchmark's rank i)
+// join one communicator through the public API (trncclGetUniqueId in process 0,
+// trncclCommInitRank) and, for each size, run calls of ring steps: a group of sends of that many
+// bytes to the next rank and as many receives from the previous one, enqueued back to back on a
+// stream and synchronized once, as all_reduce_perf runs its iterations. The i-th send and the
+// i-th receive of a group are its i-th round (algorithms/p2p/batch.cc), and rounds run one after
+// the other in one schedule, as a ring all-reduce's steps do. Calls of one round and calls of
+// kRounds rounds are both timed, so a step's own cost, (t(kRounds) - t(1)) / (kRounds - 1), is
+// told apart from what the call costs once (enqueue, the executor's start and end): t(1) less a
+// step. A call's time is the slowest process's elapsed time over the calls; the run is repeated
+// --repeat times and the median, lowest and highest of each figure are printed, one line per
+// size, then the call's own cost over all sizes:
+//   BYTES STEP_MEDIAN_US STEP_LOWEST_US STEP_HIGHEST_US
+//   call CALL_MEDIAN_US CALL_LOWEST_US CALL_HIGHEST_US
+// The library's real shm transport, executor and waits are all in these times: what a ring
+// step pays beyond its bytes is the intercept of a fit of the step times against their size
 // (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
 // program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
 // Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
@@ -41,12 +47,18 @@ constexpr Size kSizes[] = {{8, 2000},    {1024, 2000}, {4096, 1500}, {16384, 100
 constexpr size_t kNumSizes = std::size(kSizes);
 constexpr size_t kMaxBytes = 131072;
 constexpr int kMaxRanks = 16;
+// Rounds of the longer calls; they are timed over calls / kLongCallsDivisor calls.
+constexpr int kRounds = 8;
+constexpr int kLongCallsDivisor = 4;
+// The sizes up to this give the call's own cost.
+constexpr size_t kCallCostBytes = 4096;
 
 // Memory shared by the processes of one run: process 0's unique id, and each one's times.
 struct Shared {
   std::atomic<int> idReady{0};
   trncclUniqueId id{};
-  double us[kNumSizes][kMaxRanks] = {};
+  double us[kNumSizes][kMaxRanks] = {};      // calls of one round
+  double longUs[kNumSizes][kMaxRanks] = {};  // calls of kRounds rounds
 };
 
 bool ok(trncclResult_t r, const char* what) {
@@ -61,14 +73,17 @@ bool ok(trnrtError_t r, const char* what) {
   return false;
 }
 
-// One call: this rank's ring step of `bytes`.
-bool step(trncclComm_t comm, trnrtStream_t stream, const void* send, void* recv, size_t bytes,
-          int rank, int ranks) {
-  return ok(trncclGroupStart(), "trncclGroupStart") &&
-         ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream), "trncclSend") &&
-         ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
-            "trncclRecv") &&
-         ok(trncclGroupEnd(), "trncclGroupEnd");
+// One call: `rounds` ring steps of `bytes` of this rank, one after the other.
+bool steps(trncclComm_t comm, trnrtStream_t stream, const void* send, void* recv, size_t bytes,
+           int rounds, int rank, int ranks) {
+  bool good = ok(trncclGroupStart(), "trncclGroupStart");
+  for (int i = 0; i < rounds && good; ++i) {
+    good =
+        ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream), "trncclSend") &&
+        ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
+           "trncclRecv");
+  }
+  return ok(trncclGroupEnd(), "trncclGroupEnd") && good;
 }
 
 // Process `rank` of a run: joins the communicator, then times every size's calls.
@@ -94,17 +109,20 @@ bool runRank(int rank, int ranks, Shared* shared) {
               ok(trnrtMalloc(&send, kMaxBytes), "trnrtMalloc") &&
               ok(trnrtMalloc(&recv, kMaxBytes), "trnrtMalloc") &&
               ok(trnrtMemset(send, rank + 1, kMaxBytes), "trnrtMemset");
-  for (size_t s = 0; s < kNumSizes && good; ++s) {
-    const auto [bytes, calls] = kSizes[s];
+  // Calls of `rounds` rounds: warm-up, then `calls` timed; us per call.
+  const auto time = [&](size_t bytes, int rounds, int calls, double& us) {
     for (int c = 0; c < calls / 10 && good; ++c)
-      good = step(comm, stream, send, recv, bytes, rank, ranks);
+      good = steps(comm, stream, send, recv, bytes, rounds, rank, ranks);
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     const auto t0 = Clock::now();
     for (int c = 0; c < calls && good; ++c)
-      good = step(comm, stream, send, recv, bytes, rank, ranks);
+      good = steps(comm, stream, send, recv, bytes, rounds, rank, ranks);
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
-    shared->us[s][rank] =
-        std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
+    us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
+  };
+  for (size_t s = 0; s < kNumSizes && good; ++s) {
+    time(kSizes[s].bytes, 1, kSizes[s].calls, shared->us[s][rank]);
+    time(kSizes[s].bytes, kRounds, kSizes[s].calls / kLongCallsDivisor, shared->longUs[s][rank]);
   }
   // The step delivered the previous rank's data.
   unsigned char last = 0;
@@ -140,7 +158,8 @@ int main(int argc, char** argv) {
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
-  std::vector<std::vector<double>> us(kNumSizes);  // per size, the slowest rank of each run
+  // Per size, each run's step and call cost (from the slowest rank's times).
+  std::vector<std::vector<double>> stepUs(kNumSizes), callUs(kNumSizes);
   for (int r = 0; r < repeat; ++r) {
     auto* shared = new (mem) Shared;
     if (!runOnce(ranks, shared)) {
@@ -148,15 +167,30 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (size_t s = 0; s < kNumSizes; ++s) {
-      us[s].push_back(*std::max_element(shared->us[s], shared->us[s] + ranks));
+      const double one = *std::max_element(shared->us[s], shared->us[s] + ranks);
+      const double many = *std::max_element(shared->longUs[s], shared->longUs[s] + ranks);
+      const double step = (many - one) / (kRounds - 1);
+      stepUs[s].push_back(step);
+      callUs[s].push_back(one - step);
     }
   }
-  for (size_t s = 0; s < kNumSizes; ++s) {
-    std::vector<double>& v = us[s];
+  const auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
     const size_t n = v.size();
-    const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    std::printf("%zu %.3f %.3f %.3f\n", kSizes[s].bytes, median, v.front(), v.back());
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  // A call's own cost does not depend on its size: taken where the steps are small, so that
+  // it is not the difference of two large times.
+  std::vector<double> calls;
+  for (size_t s = 0; s < kNumSizes; ++s) {
+    std::vector<double>& v = stepUs[s];
+    const double m = median(v);
+    std::printf("%zu %.3f %.3f %.3f\n", kSizes[s].bytes, m, v.front(), v.back());
+    if (kSizes[s].bytes <= kCallCostBytes) {
+      calls.insert(calls.end(), callUs[s].begin(), callUs[s].end());
+    }
   }
+  const double m = median(calls);
+  std::printf("call %.3f %.3f %.3f\n", m, calls.front(), calls.back());
   return 0;
 }

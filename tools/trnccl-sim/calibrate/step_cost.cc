@@ -77,7 +77,10 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   while (std::fscanf(pipe, "%zu %lf %lf %lf", &t.bytes, &t.us, &t.lowUs, &t.highUs) == 4) {
     times.push_back(t);
   }
-  if (pclose(pipe) != 0 || times.empty()) {
+  StepTime call;
+  const bool gotCall =
+      std::fscanf(pipe, " call %lf %lf %lf", &call.us, &call.lowUs, &call.highUs) == 3;
+  if (pclose(pipe) != 0 || times.empty() || !gotCall) {
     error = command + " failed";
     return false;
   }
@@ -85,6 +88,7 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
     error = "the step times do not determine a fit (sizes on both sides of the zero-copy size)";
     return false;
   }
+  fit.call = call;
   return true;
 }
 
