@@ -89,8 +89,8 @@ Status progressUntil(const ExecContext& ctx, std::span<const int> peers, Poll po
         if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), p);
       }
       if (++peerChecks % kLinkCheckEvery == 0) TRN_TRY(checkLinks(ctx));
-      if (ctx.health) {
-        Status s = ctx.health();
+      if (ctx.health != nullptr) {
+        Status s = ctx.health(ctx.healthArg);
         if (!s)
           return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), s.peer());
       }
