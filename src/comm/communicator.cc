@@ -163,7 +163,9 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
   log::setThreadRank(rank_);
   const Clock::time_point now = Clock::now();  // one clock read for both uses
   checkRootBetweenCalls(now);
-  if (Status err = asyncError(); !err) {
+  // The flag first: a healthy communicator's call builds no Status here.
+  if (failed_.load(std::memory_order_acquire)) {
+    Status err = asyncError();
     return Status(err.code(), fmt::format("{} not run: communicator already failed: {}", what.str(),
                                           err.message()));
   }
@@ -177,7 +179,8 @@ Status Communicator::run(const schedule::Schedule& s, uint64_t seq,
   ctx.what = what;
   ctx.p2pSent = &p2pSent_;
   ctx.p2pReceived = &p2pReceived_;
-  ctx.health = [this] { return bootstrap_->checkRoot(); };
+  ctx.health = [](void* self) { return static_cast<Communicator*>(self)->bootstrap_->checkRoot(); };
+  ctx.healthArg = this;
   ctx.scratch = &scratch_;
   Status st = schedule::execute(s, ctx);
   if (!st) setAsyncError(st);

@@ -5,224 +5,28 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <span>
 #include <vector>
 
 #include "common/log.h"
 #include "common/sleeper.h"
+#include "schedule/step_run.h"
 #include "transports/core/transport.h"
 #include "transports/core/waiting.h"
 
 namespace trnccl::schedule {
 namespace {
 
-using transport::Connection;
+using detail::Connection;
+using detail::connection;
+using detail::StepRun;
 
 constexpr auto kMaxSleep = std::chrono::milliseconds(5);
 constexpr auto kPeerCheckEvery = std::chrono::milliseconds(50);
 // Every this many peer checks, every link of the communicator too (~5 per second while stuck).
 constexpr int kLinkCheckEvery = 4;
 constexpr unsigned kPollsPerClockRead = 16;
-
-// The connection to `peer`; nullptr for none (self, or a peer outside the communicator).
-Connection* connection(const ExecContext& ctx, int peer) {
-  return peer >= 0 && static_cast<size_t>(peer) < ctx.conns.size() ? ctx.conns[peer] : nullptr;
-}
-
-// The state of one step while it runs.
-class StepRun {
- public:
-  StepRun(const Schedule& s, const Step& step, const ScratchMemory& scratch)
-      : s_(s), step_(step), src_(scratch.map(step.src)), dst_(scratch.map(step.dst)) {
-    elem_ = device::dataTypeSize(s.type);
-    bytes_ = step.count * elem_;
-  }
-
-  // `m`: the step's message numbers within the call (Layout), for collectives' tags.
-  Status begin(const ExecContext& ctx, const Layout::Messages& m) {
-    if (step_.prim == Primitive::kCopy) {
-      if (dst_ != src_) std::memmove(dst_, src_, bytes_);
-      recvDone_ = sendDone_ = true;
-      return Status::ok();
-    }
-    if (step_.prim == Primitive::kReduce) {  // dst = dst (op) src: the accumulator comes first
-      device::reduce(s_.type, s_.op, dst_, dst_, src_, step_.count);
-      if (step_.postOp) device::divide(s_.type, dst_, dst_, step_.count, s_.nranks);
-      recvDone_ = sendDone_ = true;
-      return Status::ok();
-    }
-    if (receives(step_.prim)) {
-      in_ = connection(ctx, step_.recvPeer);
-      if (in_ == nullptr) return internalError("no connection to rank {}", step_.recvPeer);
-      uint64_t tag =
-          s_.p2p ? p2pTag((*ctx.p2pReceived)[step_.recvPeer]++) : messageTag(ctx.seq, m.recv);
-      TRN_TRY(in_->beginRecv(tag, bytes_));
-    } else {
-      recvDone_ = true;
-    }
-    if (sends(step_.prim)) {
-      TRN_TRY(out_[0].begin(ctx, s_.p2p, step_.sendPeer, m.send, bytes_));
-      if (step_.sendPeer2 >= 0) {
-        TRN_TRY(out_[1].begin(ctx, s_.p2p, step_.sendPeer2, m.send2, bytes_));
-      }
-    } else {
-      sendDone_ = true;
-    }
-    return Status::ok();
-  }
-
-  bool done() const { return recvDone_ && sendDone_; }
-  // The connections this step sent on (nullptr when unused).
-  std::array<Connection*, 2> senders() const { return {out_[0].conn, out_[1].conn}; }
-
-  // Moves whatever can move now; sets `progressed` when anything did.
-  Status poll(bool& progressed) {
-    if (!recvDone_) {
-      // A step that only copies what arrives lets the transport put it in place (recvInto).
-      const bool copies = step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend;
-      // A small reducing step has it put in stage_ and reduces from there: one more copy of at
-      // most kStagedBytes costs less than the consumer's calls (std::function, the transport's
-      // own staging), ~100 instructions per call of a 2-rank all-reduce.
-      const bool staged = !copies && bytes_ <= kStagedBytes;
-      if (!copies && !staged && !consumer_) {  // once per step, not per poll (a std::function)
-        consumer_ = [this](size_t off, const std::byte* p, size_t n) { consume(off, p, n); };
-      }
-      std::byte* into = copies ? static_cast<std::byte*>(dst_) : stage_;
-      Result<size_t> got = copies || staged ? in_->recvInto(into, bytes_ - received_)
-                                            : in_->recvSome(bytes_ - received_, consumer_);
-      if (!got) return got.status();
-      if (*got > 0) progressed = true;
-      received_ += *got;
-      if (copies) produced_ = received_;
-      if (staged && received_ - produced_ >= elem_) {  // whole elements only; stage_ is aligned
-        applyAligned(produced_, stage_ + produced_, (received_ - produced_) / elem_);
-      }
-      recvDone_ = received_ == bytes_;
-    }
-    if (!sendDone_) {
-      // Both destinations of a duplicated write take the same bytes as they are produced.
-      const size_t ready = receives(step_.prim) ? produced_ : bytes_;
-      const auto* from =
-          static_cast<const std::byte*>(step_.prim == Primitive::kSend ? src_ : dst_);
-      bool all = true;
-      for (Outgoing& o : out_) {
-        if (o.conn == nullptr) continue;
-        TRN_TRY(o.poll(from, ready, bytes_, step_.syncSend, progressed));
-        all = all && o.done;
-      }
-      sendDone_ = all;
-    }
-    return Status::ok();
-  }
-
- private:
-  // Applies the primitive to received bytes [off, off+n). Pieces may split an element (a
-  // transport's buffer wraps anywhere); a partial element waits in carry_.
-  void consume(size_t off, const std::byte* p, size_t n) {
-    if (step_.prim == Primitive::kRecv || step_.prim == Primitive::kRecvCopySend) {
-      std::memcpy(static_cast<std::byte*>(dst_) + off, p, n);
-      produced_ = off + n;
-      return;
-    }
-    if (carried_ > 0) {
-      size_t take = std::min(n, elem_ - carried_);
-      std::memcpy(carry_ + carried_, p, take);
-      carried_ += take;
-      p += take;
-      off += take;
-      n -= take;
-      if (carried_ < elem_) return;
-      apply(off - elem_, carry_, 1);
-      carried_ = 0;
-    }
-    size_t whole = n / elem_;
-    if (whole > 0) apply(off, p, whole);
-    size_t rest = n - whole * elem_;
-    if (rest > 0) {
-      std::memcpy(carry_, p + whole * elem_, rest);
-      carried_ = rest;
-    }
-  }
-
-  void apply(size_t off, const std::byte* in, size_t elems) {
-    // The kernels read typed elements; a piece that starts off an element boundary (a TCP
-    // staging buffer can hand one over) is first copied to aligned memory, a chunk at a time.
-    if (reinterpret_cast<uintptr_t>(in) % elem_ != 0) {
-      constexpr size_t kChunk = 64 * 1024;
-      thread_local std::vector<uint64_t> aligned(kChunk / sizeof(uint64_t));
-      const size_t perChunk = kChunk / elem_;
-      for (size_t done = 0; done < elems; done += perChunk) {
-        size_t n = std::min(perChunk, elems - done);
-        std::memcpy(aligned.data(), in + done * elem_, n * elem_);
-        applyAligned(off + done * elem_, reinterpret_cast<const std::byte*>(aligned.data()), n);
-      }
-      return;
-    }
-    applyAligned(off, in, elems);
-  }
-
-  void applyAligned(size_t off, const std::byte* in, size_t elems) {
-    auto* dst = static_cast<std::byte*>(dst_) + off;
-    const auto* src = static_cast<const std::byte*>(src_) + off;
-    if (step_.incomingFirst) {
-      device::reduce(s_.type, s_.op, dst, in, src, elems);
-    } else {
-      device::reduce(s_.type, s_.op, dst, src, in, elems);
-    }
-    if (step_.postOp) device::divide(s_.type, dst, dst, elems, s_.nranks);
-    produced_ = off + elems * elem_;
-  }
-
-  const Schedule& s_;
-  const Step& step_;
-  const void* src_;  // the step's addresses, scratch space mapped to memory
-  void* dst_;
-  size_t elem_ = 1;
-  size_t bytes_ = 0;
-  // One destination of the step's sends.
-  struct Outgoing {
-    Connection* conn = nullptr;
-    size_t sent = 0;  // bytes the transport took
-    bool done = false;
-
-    Status begin(const ExecContext& ctx, bool p2p, int peer, uint32_t message, size_t bytes) {
-      conn = connection(ctx, peer);
-      if (conn == nullptr) return internalError("no connection to rank {}", peer);
-      uint64_t tag = p2p ? p2pTag((*ctx.p2pSent)[peer]++) : messageTag(ctx.seq, message);
-      return conn->beginSend(tag, bytes);
-    }
-
-    // Offers what is ready of `from`; done once all `bytes` were taken (and, with syncSend,
-    // released by the peer).
-    Status poll(const std::byte* from, size_t ready, size_t bytes, bool sync, bool& progressed) {
-      if (done) return Status::ok();
-      if (ready > sent) {
-        Result<size_t> took = conn->sendSome(from + sent, ready - sent);
-        if (!took) return took.status();
-        if (*took > 0) progressed = true;
-        sent += *took;
-      }
-      done = sent == bytes;
-      if (done && sync) {
-        Result<bool> released = conn->sendDone();
-        if (!released) return released.status();
-        done = *released;
-      }
-      return Status::ok();
-    }
-  };
-
-  Connection* in_ = nullptr;
-  std::array<Outgoing, 2> out_;  // sendPeer, and sendPeer2 when the write is duplicated
-  size_t received_ = 0;          // bytes handed to consume()
-  size_t produced_ = 0;          // bytes of dst complete (what a forwarding send may send)
-  bool recvDone_ = false;
-  bool sendDone_ = false;
-  transport::Consumer consumer_;  // consume(), for transports; the step's address is stable
-  std::byte carry_[16];           // no zero fill: carried_ says how much is there
-  size_t carried_ = 0;
-  static constexpr size_t kStagedBytes = 256;
-  alignas(64) std::byte stage_[kStagedBytes];  // no zero fill: a small reducing step's arrivals
-};
 
 // This rank's own links, all of them: a rank stuck on a live but blocked peer (shm) notices
 // that one of its network links failed, which no peer of this wait may ever report.
@@ -285,8 +89,8 @@ Status progressUntil(const ExecContext& ctx, std::span<const int> peers, Poll po
         if (!s) return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), p);
       }
       if (++peerChecks % kLinkCheckEvery == 0) TRN_TRY(checkLinks(ctx));
-      if (ctx.health) {
-        Status s = ctx.health();
+      if (ctx.health != nullptr) {
+        Status s = ctx.health(ctx.healthArg);
         if (!s)
           return Status(s.code(), fmt::format("{}: {}", ctx.what.str(), s.message()), s.peer());
       }
@@ -311,7 +115,8 @@ Status progressUntil(const ExecContext& ctx, std::span<const int> peers, Poll po
   }
 }
 
-// Per-thread bookkeeping of execute(), kept between calls.
+// Per-thread bookkeeping of execute(), kept between calls, for what does not fit in its frame:
+// groups of more than GroupRuns::kInline steps, and sends still unfinished after their group.
 struct Buffers {
   std::vector<Connection*> unfinished;
   std::vector<StepRun> runs;
@@ -326,6 +131,51 @@ struct Buffers {
   return buffers;
 }
 
+// The runs of the group being executed, at stable addresses (a run's consumer points to it).
+// Most groups have a step or two: those live in execute()'s frame, so a small call neither
+// touches the thread's buffers (a thread_local of a shared library: __tls_get_addr) nor
+// reserves a vector.
+class GroupRuns {
+ public:
+  static constexpr size_t kInline = 4;
+
+  GroupRuns() = default;
+  GroupRuns(const GroupRuns&) = delete;
+  GroupRuns& operator=(const GroupRuns&) = delete;
+  ~GroupRuns() { clear(); }
+
+  // Drops the previous group's runs and makes room for `n`.
+  void reset(size_t n) {
+    clear();
+    if (n > kInline) {
+      spill_ = &threadBuffers().runs;
+      spill_->clear();
+      spill_->reserve(n);  // no reallocation: a StepRun's address is stable
+    }
+  }
+  template <typename... Args>
+  StepRun& add(Args&&... args) {
+    if (spill_ != nullptr) return spill_->emplace_back(std::forward<Args>(args)...);
+    return *::new (slot(n_++)) StepRun(std::forward<Args>(args)...);
+  }
+  std::span<StepRun> all() {
+    return spill_ != nullptr ? std::span(*spill_) : std::span(slot(0), n_);
+  }
+
+ private:
+  StepRun* slot(size_t i) { return std::launder(reinterpret_cast<StepRun*>(storage_)) + i; }
+  void clear() {
+    for (size_t i = 0; i < n_; ++i) slot(i)->~StepRun();
+    n_ = 0;
+    if (spill_ != nullptr) spill_->clear();
+    spill_ = nullptr;
+  }
+
+  alignas(StepRun) std::byte storage_[kInline * sizeof(StepRun)];  // no fill: n_ are built
+  size_t n_ = 0;
+  std::vector<StepRun>* spill_ = nullptr;
+};
+
 }  // namespace
 
 std::string CallName::str() const {
@@ -338,61 +188,68 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
     TRN_TRACE(kSched, "{} rank {}: {}", ctx.what.str(), ctx.rank, schedule.dump());
   }
   const ScratchMemory scratch(schedule.scratchBytes(), ctx.scratch);
-  // Groups, their peers and the steps' message numbers are the schedule's, derived once.
+  // Groups, their peers, the steps' message numbers, byte counts and receive handling are the
+  // schedule's, derived once (a cached plan runs thousands of times). The connections are
+  // looked up per call (an index into ctx.conns): nothing of the communicator is kept in the
+  // schedule, so nothing of it can go stale.
   const Layout& layout = schedule.layout();
-  // The run's bookkeeping reuses this thread's buffers: no allocation per call once they have
-  // grown (a stream worker runs one schedule at a time).
-  Buffers& b = threadBuffers();
-  auto& unfinished = b.unfinished;  // connections that may still read a source buffer
-  auto& runs = b.runs;
-  auto& peers = b.peers;
-  unfinished.clear();
+  // Connections that may still read a source buffer: this thread's buffer, fetched only when
+  // a send is still unfinished after its group (most small calls have none).
+  std::vector<Connection*>* unfinished = nullptr;
+  GroupRuns runs;
   const auto& steps = schedule.steps();
   for (const Layout::Group& group : layout.groups) {
-    runs.clear();
-    runs.reserve(group.last - group.first + 1);  // no reallocation: a StepRun's address is stable
+    runs.reset(group.last - group.first + 1);
     for (uint32_t i = group.first; i <= group.last; ++i) {
-      runs.emplace_back(schedule, steps[i], scratch);
-      TRN_TRY(runs.back().begin(ctx, layout.messages[i]));
+      StepRun& run = runs.add(schedule, steps[i], layout.runs[i], scratch);
+      TRN_TRY(run.begin(ctx, layout.messages[i]));
     }
+    const std::span<StepRun> all = runs.all();
     TRN_TRY(progressUntil(
         ctx, layout.peersOf(group),
         [&](bool& progressed) {
-          for (auto& run : runs) TRN_TRY(run.poll(progressed));
+          for (auto& run : all) TRN_TRY(run.poll(progressed));
           // Keep driving earlier sends too: with manual progress (libfabric) their bytes leave
           // this rank only while we poll the connection, and the current steps may use other
           // connections (shm) whose peers wait, through the ring, for exactly those bytes.
-          for (auto it = unfinished.begin(); it != unfinished.end();) {
+          if (unfinished == nullptr) return Status::ok();
+          for (auto it = unfinished->begin(); it != unfinished->end();) {
             Result<bool> d = (*it)->sendDone();
             if (!d) return d.status();
-            it = *d ? unfinished.erase(it) : it + 1;
+            it = *d ? unfinished->erase(it) : it + 1;
           }
           return Status::ok();
         },
-        [&] { return std::all_of(runs.begin(), runs.end(), [](auto& r) { return r.done(); }); }));
+        [&] { return std::all_of(all.begin(), all.end(), [](auto& r) { return r.done(); }); }));
     // A connection whose sends are already released (an shm LL message is, once written) is
     // not watched any further: most small calls never fill `unfinished`.
-    for (auto& run : runs) {
-      for (Connection* c : run.senders()) {
-        if (c == nullptr ||
-            std::find(unfinished.begin(), unfinished.end(), c) != unfinished.end()) {
-          continue;
-        }
-        Result<bool> d = c->sendDone();
-        if (!d) return d.status();
-        if (!*d) unfinished.push_back(c);
+    for (int peer : layout.sendersOf(group)) {
+      Connection* c = connection(ctx, peer);  // begin() failed without one
+      if (unfinished != nullptr &&
+          std::find(unfinished->begin(), unfinished->end(), c) != unfinished->end()) {
+        continue;
       }
+      Result<bool> d = c->sendDone();
+      if (!d) return d.status();
+      if (*d) continue;
+      if (unfinished == nullptr) {
+        unfinished = &threadBuffers().unfinished;
+        unfinished->clear();
+      }
+      unfinished->push_back(c);
     }
   }
+  if (unfinished == nullptr || unfinished->empty()) return Status::ok();
   // The caller may reuse its buffers once we return: wait until no peer still reads them.
+  auto& peers = threadBuffers().peers;
   peers.clear();
-  for (Connection* c : unfinished) peers.push_back(c->peer());
-  bool allDone = unfinished.empty();
+  for (Connection* c : *unfinished) peers.push_back(c->peer());
+  bool allDone = false;
   return progressUntil(
       ctx, peers,
       [&](bool&) {
         allDone = true;
-        for (Connection* c : unfinished) {
+        for (Connection* c : *unfinished) {
           Result<bool> d = c->sendDone();
           if (!d) return d.status();
           allDone = allDone && *d;

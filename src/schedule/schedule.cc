@@ -50,10 +50,10 @@ const Layout& Schedule::LayoutCache::keep(std::unique_ptr<Layout> made) const {
   return *expected;  // another thread's, kept first; `made` goes
 }
 
-const Layout& Schedule::layout() const {
-  if (const Layout* kept = layout_.get()) return *kept;
+const Layout& Schedule::deriveLayout() const {
   auto made = std::make_unique<Layout>();
   made->messages.resize(steps_.size());
+  made->runs.resize(steps_.size());
   // Messages so far per peer, each way (a map: peers are few per schedule, ranks may be many).
   std::unordered_map<int, uint32_t> sent, received;
   for (size_t first = 0; first < steps_.size();) {
@@ -80,6 +80,22 @@ const Layout& Schedule::layout() const {
       }
     }
     g.peersEnd = static_cast<uint32_t>(made->peers.size());
+    g.sendersBegin = static_cast<uint32_t>(made->senders.size());
+    for (size_t i = first; i <= last; ++i) {
+      const Step& st = steps_[i];
+      Layout::Run& r = made->runs[i];
+      r.mapSrc = inScratchSpace(st.src);
+      r.mapDst = inScratchSpace(st.dst);
+      r.copies = st.prim == Primitive::kRecv || st.prim == Primitive::kRecvCopySend;
+      if (!sends(st.prim)) continue;
+      for (int p : {st.sendPeer, st.sendPeer2}) {
+        auto begin = made->senders.begin() + g.sendersBegin;
+        if (p >= 0 && std::find(begin, made->senders.end(), p) == made->senders.end()) {
+          made->senders.push_back(p);
+        }
+      }
+    }
+    g.sendersEnd = static_cast<uint32_t>(made->senders.size());
     made->groups.push_back(g);
     first = last + 1;
   }
@@ -94,27 +110,21 @@ std::byte* Schedule::allocScratch(size_t bytes) {
 }
 
 ScratchArena::Lease ScratchArena::borrow(size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (lent_ || bytes == 0 || bytes > maxBytes_) return Lease(nullptr, GiveBack{this});
+  if (bytes == 0 || bytes > maxBytes_ || lent_.exchange(true, std::memory_order_acquire)) {
+    return Lease(nullptr, GiveBack{this});
+  }
   if (bytes > bytes_) {
     block_.reset();  // the old block first: both never live at once
     block_ = std::make_unique_for_overwrite<std::byte[]>(bytes);
     bytes_ = bytes;
-    ++allocations_;
+    allocations_.fetch_add(1, std::memory_order_relaxed);
   }
-  lent_ = true;
   return Lease(block_.get(), GiveBack{this});
 }
 
-void ScratchArena::giveBack() {
-  std::lock_guard<std::mutex> lock(mu_);
-  lent_ = false;
-}
+void ScratchArena::giveBack() { lent_.store(false, std::memory_order_release); }
 
-size_t ScratchArena::allocations() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return allocations_;
-}
+size_t ScratchArena::allocations() const { return allocations_.load(std::memory_order_relaxed); }
 
 ScratchMemory::ScratchMemory(size_t bytes, ScratchArena* arena) {
   if (bytes == 0) return;

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -72,19 +71,35 @@ struct Step {
 // within the call (a connection carries its messages in order; the tag names the number).
 struct Layout {
   struct Group {
-    uint32_t first = 0, last = 0;           // steps [first, last]
-    uint32_t peersBegin = 0, peersEnd = 0;  // in peers
+    uint32_t first = 0, last = 0;               // steps [first, last]
+    uint32_t peersBegin = 0, peersEnd = 0;      // in peers
+    uint32_t sendersBegin = 0, sendersEnd = 0;  // in senders
   };
   // The n-th message of this call received from recvPeer, sent to sendPeer and to sendPeer2.
   struct Messages {
     uint32_t recv = 0, send = 0, send2 = 0;
   };
+  // What the executor needs of a step beyond its fields, resolved once (issue 14, session 12):
+  // whether its addresses are in the scratch space (mapped per call: the memory behind it may
+  // differ), and whether what arrives is only copied (kRecv, kRecvCopySend: the transport puts
+  // it in place). Nothing that depends on the schedule's public fields (type, op), which a
+  // caller may still change after a run.
+  struct Run {
+    bool mapSrc = false, mapDst = false;
+    bool copies = false;
+  };
+
   std::vector<Group> groups;
   std::vector<int> peers;
+  std::vector<int> senders;        // per group, the distinct peers its steps send to
   std::vector<Messages> messages;  // by step
+  std::vector<Run> runs;           // by step
 
   std::span<const int> peersOf(const Group& g) const {
     return {peers.data() + g.peersBegin, peers.data() + g.peersEnd};
+  }
+  std::span<const int> sendersOf(const Group& g) const {
+    return {senders.data() + g.sendersBegin, senders.data() + g.sendersEnd};
   }
 };
 
@@ -120,7 +135,10 @@ class Schedule {
 
   // The steps' Layout, derived at the first use after the last step was added (thread-safe:
   // concurrent first uses may both derive it; one copy is kept).
-  const Layout& layout() const;
+  const Layout& layout() const {
+    if (const Layout* kept = layout_.get()) return *kept;  // inline: the executor asks per call
+    return deriveLayout();
+  }
 
   std::string dump() const;
 
@@ -144,6 +162,8 @@ class Schedule {
    private:
     mutable std::atomic<Layout*> layout_{nullptr};
   };
+
+  const Layout& deriveLayout() const;
 
   std::vector<Step> steps_;
   size_t scratchBytes_ = 0;
@@ -190,11 +210,12 @@ class ScratchArena {
   void giveBack();
 
   const size_t maxBytes_;
-  mutable std::mutex mu_;
+  // Taken by the exchange that sets it (no mutex: ~70 instructions per in-place small call);
+  // block_ and bytes_ belong to the thread that holds it.
+  std::atomic<bool> lent_{false};
   std::unique_ptr<std::byte[]> block_;  // no zero fill: partial sums are written first
   size_t bytes_ = 0;
-  bool lent_ = false;
-  size_t allocations_ = 0;
+  std::atomic<size_t> allocations_{0};
 };
 
 // Memory behind one schedule's scratch space while the executor runs it: map() turns an

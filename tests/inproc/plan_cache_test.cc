@@ -12,6 +12,7 @@
 #include "api/handle.h"
 #include "comm/communicator.h"
 #include "support/ranks.h"
+#include "support/tuning.h"
 #include "transports/shm/testing.h"
 
 namespace trnccl::testing {
@@ -227,6 +228,51 @@ TEST_F(PlanCache, TunerAndCheckVariablesAreReadAtInit) {
   unsetenv("TRNCCL_ALGO");
   unsetenv("TRNCCL_NCHANNELS");
   unsetenv("TRNCCL_CHECK");
+}
+
+// What the executor derives once per cached plan (schedule::Layout: groups, message numbers,
+// the steps' senders and scratch mapping) must stay right while the plan is re-run: across
+// tuning changes (the cache emptied, other algorithms planned on the same buffers), in place
+// (the 2-rank oneshot goes through scratch), and between point-to-point groups, whose tags
+// come from per-peer counters and must not be frozen into anything cached.
+TEST_F(PlanCache, CachedPlansRerunRightAcrossTuningP2pAndScratch) {
+  ScopedTuning tuning(ranks_);
+  float base = 0;
+  for (const char* algo : {"oneshot", "ring", "", "oneshot"}) {
+    tuning.set(algo);
+    for (int call = 0; call < 3; ++call) {
+      for (bool inPlace : {false, true}) {
+        auto before = snapshot();
+        allReduce(base += 10, kCount, inPlace);
+        expectDelta(before, call == 0 ? 0 : 1, call == 0 ? 1 : 0, algo);
+        if (*algo != 0) {
+          for (int r = 0; r < kRanks; ++r) EXPECT_EQ(ranks_.comm(r)->impl->lastPlanned(), algo);
+        }
+      }
+      // A send/recv group between the cached calls: its tags move the p2p counters only.
+      ranks_.run([&](int r) {
+        std::vector<float> v(kCount);
+        for (size_t i = 0; i < kCount; ++i) v[i] = base + static_cast<float>(100 * r + i);
+        EXPECT_EQ(
+            trnrtMemcpy(bufs_[r]->a, v.data(), kCount * sizeof(float), trnrtMemcpyHostToDevice),
+            trnrtSuccess);
+        const int peer = 1 - r;
+        ASSERT_EQ(trncclGroupStart(), trncclSuccess);
+        ASSERT_EQ(
+            trncclSend(bufs_[r]->a, kCount, trncclFloat32, peer, ranks_.comm(r), ranks_.stream(r)),
+            trncclSuccess);
+        ASSERT_EQ(
+            trncclRecv(bufs_[r]->b, kCount, trncclFloat32, peer, ranks_.comm(r), ranks_.stream(r)),
+            trncclSuccess);
+        ASSERT_EQ(trncclGroupEnd(), trncclSuccess);
+        ASSERT_EQ(trnrtStreamSynchronize(ranks_.stream(r)), trnrtSuccess);
+        auto got = Buffers::read(bufs_[r]->b, kCount);
+        for (size_t i = 0; i < kCount; ++i) {
+          ASSERT_EQ(got[i], base + static_cast<float>(100 * peer + i)) << "rank " << r;
+        }
+      });
+    }
+  }
 }
 
 }  // namespace

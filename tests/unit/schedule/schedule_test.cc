@@ -161,5 +161,51 @@ TEST(ScheduleLayout, GroupsPeersAndMessageNumbers) {
   EXPECT_EQ(s.layout().messages[6].recv, 2u);
 }
 
+// What the executor resolves once per schedule besides the groups (issue 14, session 12): the
+// distinct peers each group sends to (whose sends it checks after the group), whether a step's
+// addresses are in the scratch space, whether it only copies what arrives. Re-derived when a
+// step is added; a copy derives its own.
+TEST(ScheduleLayout, StepRunsAndSendersDerivedOnceAndAgainAfterAdd) {
+  Schedule s;
+  std::byte* scratch = s.allocScratch(64);
+  float local[4] = {};
+  s.addGroup({sendTo(1, 4),
+              Step{.prim = Primitive::kRecvReduceSend,
+                   .recvPeer = 2,
+                   .sendPeer = 1,
+                   .sendPeer2 = 3,
+                   .src = local,
+                   .dst = scratch,
+                   .count = 4},
+              recvFrom(2, 4)});
+  s.add(Step{.prim = Primitive::kRecvCopySend, .recvPeer = 1, .sendPeer = 2, .count = 4});
+  const Layout& l = s.layout();
+  using Peers = std::vector<int>;
+  auto senders = [](const Layout& l, size_t g) {
+    std::span<const int> p = l.sendersOf(l.groups[g]);
+    return Peers(p.begin(), p.end());
+  };
+  ASSERT_EQ(l.groups.size(), 2u);
+  EXPECT_EQ(senders(l, 0), (Peers{1, 3}));
+  EXPECT_EQ(senders(l, 1), Peers{2});
+  ASSERT_EQ(l.runs.size(), 4u);
+  EXPECT_FALSE(l.runs[1].mapSrc);
+  EXPECT_TRUE(l.runs[1].mapDst);
+  EXPECT_FALSE(l.runs[1].copies);
+  EXPECT_TRUE(l.runs[2].copies);
+  EXPECT_TRUE(l.runs[3].copies);
+  EXPECT_FALSE(l.runs[0].mapSrc || l.runs[0].mapDst);
+
+  s.add(Step{.prim = Primitive::kSend, .sendPeer = 4, .src = scratch, .count = 4});
+  const Layout& again = s.layout();
+  ASSERT_EQ(again.groups.size(), 3u);
+  EXPECT_EQ(senders(again, 2), Peers{4});
+  ASSERT_EQ(again.runs.size(), 5u);
+  EXPECT_TRUE(again.runs[4].mapSrc);
+  Schedule copy = s;
+  EXPECT_EQ(senders(copy.layout(), 2), Peers{4});
+  EXPECT_NE(&copy.layout(), &again);
+}
+
 }  // namespace
 }  // namespace trnccl::schedule

@@ -3,8 +3,10 @@
 // reduce-scatter, the all-to-all) does not fault fresh pages in every time.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "schedule/executor.h"
@@ -86,6 +88,55 @@ TEST(ScratchArena, GrowsToTheLargestAndStaysBounded) {
   ScratchMemory own(s.scratchBytes(), &arena);
   own.map(region)[(5 << 20) - 1] = std::byte{3};
   EXPECT_EQ(arena.allocations(), 2u);
+}
+
+// The byte counts are not cached with the schedule's Layout: a schedule run once as float and
+// then as double (its public `type` changed) copies the double's bytes the second time.
+TEST(ScratchArena, ARerunAfterTheTypeChangedMovesTheNewByteCount) {
+  constexpr size_t kCount = 64;
+  std::vector<double> src(kCount), dst(kCount);
+  std::iota(src.begin(), src.end(), 1.0);
+  Schedule s;
+  std::byte* scratch = s.allocScratch(kCount * sizeof(double));
+  s.type = device::DataType::kFloat32;
+  s.add(Step{.prim = Primitive::kCopy, .src = src.data(), .dst = scratch, .count = kCount});
+  s.add(Step{.prim = Primitive::kCopy, .src = scratch, .dst = dst.data(), .count = kCount});
+  ScratchArena arena;
+  Doorbell bell;
+  ExecContext ctx;
+  ctx.bell = &bell;
+  ctx.scratch = &arena;
+  ASSERT_TRUE(execute(s, ctx).isOk());
+  EXPECT_EQ(dst[kCount / 2 - 1], src[kCount / 2 - 1]);  // the first half of the bytes
+  EXPECT_EQ(dst[kCount / 2], 0.0);
+  s.type = device::DataType::kFloat64;
+  ASSERT_TRUE(execute(s, ctx).isOk());
+  EXPECT_EQ(dst, src);
+}
+
+// The block is taken without a lock: two threads borrowing at once never get the same bytes.
+TEST(ScratchArena, ConcurrentBorrowersNeverShareTheBlock) {
+  ScratchArena arena;
+  constexpr size_t kBytes = 4096;
+  std::atomic<int> lent{0};
+  std::atomic<bool> shared{false};
+  auto borrower = [&](std::byte mark) {
+    for (int i = 0; i < 20000; ++i) {
+      ScratchArena::Lease lease = arena.borrow(kBytes);
+      if (lease == nullptr) continue;  // the other thread holds it
+      if (lent.fetch_add(1) != 0) shared = true;
+      std::memset(lease.get(), static_cast<int>(mark), kBytes);
+      for (size_t b = 0; b < kBytes; b += 512) {
+        if (lease.get()[b] != mark) shared = true;
+      }
+      lent.fetch_sub(1);
+    }
+  };
+  std::thread other(borrower, std::byte{1});
+  borrower(std::byte{2});
+  other.join();
+  EXPECT_FALSE(shared.load());
+  EXPECT_EQ(arena.allocations(), 1u);
 }
 
 }  // namespace
