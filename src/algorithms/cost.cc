@@ -258,13 +258,9 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
       within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
     }
     const LinkCost steps = ringStepLink(m, within);
-    double rail = m.railBandwidth / channels;
-    // The crossing rank's NIC issues each slice as a message of its own (messageUs in its send
-    // queue) before its bytes: at the rail, a slice takes both.
-    const double step = totalBytes(a) / channels / a.nranks;
-    const double slice =
-        a.sliceBytes > 0 ? std::min(step, static_cast<double>(a.sliceBytes)) : step;
-    if (slice > 0) rail = slice / (m.messageUs * 1e3 + slice / rail);
+    // The crossing rank's NIC issues each slice as a message of its own before its bytes: the
+    // ring's phase charges every slice its message (pipelinedRingPhase), not the rail's rate.
+    const double rail = m.railBandwidth / channels;
     link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
             std::min(within.bandwidth, rail)};
     // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
@@ -288,8 +284,14 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
     const double ag = channelsRingPhase(a.nranks, totalBytes(a), link, channels);
     return run == RingRun::kAllReduce ? rs + ag : (reduce ? rs : ag);
   }
-  // Within an instance: a ring over whole chips (ringStepLink).
-  link = ringStepLink(m, link);
+  // A ring over whole chips (ringStepLink); where the fabric joins instances, one ring's steps
+  // of three kinds (fabricRingLink). Channels' rings share groups, each waiting for every
+  // ring's step, which leave their chips at other ranks: slower than one ring's average step
+  // (not modelled: every chip step priced as the crossing stands for it, docs/SIMULATOR.md).
+  const int servers = a.nranks / std::max(1, m.ranksPerServer);
+  link = m.crossBandwidth > 0 && servers > 1 && channels == 1 && !withTransports(m)
+             ? fabricRingLink(m, link, servers / static_cast<double>(a.nranks))
+             : ringStepLink(m, link);
   link.latencyUs += (channels - 1) * kChannelStepUs;
   if (run == RingRun::kAllReduce) {
     return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);

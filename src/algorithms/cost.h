@@ -145,6 +145,14 @@ LinkCost flatLink(const LinkModel& m);
 // pays their average latency per step.
 LinkCost ringStepLink(const LinkModel& m, LinkCost link);
 
+// A ring over whole chips of instances the fabric joins (a torus's Z links, a switch's higher
+// tier), from `link` (the slowest step's bandwidth, which bounds a rank's own slice): of its
+// steps `crossShare` cross to the next instance (crossLink), one a chip leaves the chip on
+// the instance's fabric (intraLink), the others go core to core (dmaLink). Its latency and a
+// piece's rate (stepBandwidth) are their average, as the simulator's chain of hops adds them
+// up (gen2: 0.5, 2 and 3 us; ringStepLink took every chip's step as a crossing).
+LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare);
+
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).
 double transportMessagesUs(const LinkModel& m, int messages);
@@ -211,11 +219,12 @@ double channelsRingPhase(int k, double bytes, LinkCost link, int channels,
 // A pipelined ring phase over k members on `link` (its latency the ring's average step's),
 // each step of bytes / k in slices of args.sliceBytes, every slice a message forwarded piece
 // by piece (kForwardPieceBytes) as it arrives: (k - 1) x slices steps, each as long as the
-// slower of the rank's own transfer (and reduction, with `reduce`) of the slice and its
-// predecessor's message, latency and first piece. So latency is paid per slice only where the
-// link is faster than it, and hidden where the bytes take longer. The transport's latency
-// (TransportCost) is paid once per step: the executor hands a step's slices to the connection
-// back to back, so only the first waits for the receiver to notice.
+// slower of the rank's own message and transfer (and reduction, with `reduce`) of the slice
+// (link.bandwidth: the slowest step's, since the slowest rank's queue bounds the pass) and its
+// predecessor's message, latency and first piece (at the average step's rate). So latency is paid
+// per slice only where the link is faster than it, and hidden where the bytes take longer. The
+// transport's latency (TransportCost) is paid once per step: the executor hands a step's slices to
+// the connection back to back, so only the first waits for the receiver to notice.
 double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double bytes, LinkCost link,
                           bool reduce);
 

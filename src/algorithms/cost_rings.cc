@@ -7,6 +7,17 @@
 
 namespace trnccl::algorithms {
 
+LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare) {
+  const double perChip = std::max(1, m.ranksPerChip);
+  const double chipShare = std::max(0.0, 1 / perChip - crossShare), coreShare = 1 - 1 / perChip;
+  const LinkCost core = dmaLink(m), chip = intraLink(m), cross = crossLink(m);
+  link.latencyUs =
+      coreShare * core.latencyUs + chipShare * chip.latencyUs + crossShare * cross.latencyUs;
+  link.stepBandwidth =
+      1 / (coreShare / core.bandwidth + chipShare / chip.bandwidth + crossShare / cross.bandwidth);
+  return link;
+}
+
 double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind) {
   const double piece = std::min(slice, kForwardPieceBytes);
   const double sent = m.messageUs + slice / (link.bandwidth * 1e3);
@@ -66,7 +77,14 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
                              ? moveUs(piece)  // as the transport terms were measured
                              : piece / (stepBandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
   const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
-  return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
+  if (withTransports(m)) return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
+  // On the hardware a ring runs slice by slice (ringAllGatherSteps: every slice a pass round
+  // the ring of its own, the next pass once this rank's is over), so every slice pays the
+  // ring's steps: each the longer of the rank's own slice, issued as a message before its
+  // bytes (the DMA queue or NIC takes both), and the predecessor's hop. The slices of a step
+  // do not share one hop: gen2's hierarchy rows, 2 slices a step, take 61.6 us a ring in the
+  // trace, 2 passes of 31 hops (docs/SIMULATOR.md, twelfth session).
+  return (k - 1) * slices * std::max(m.messageUs + moveUs(slice), hop);
 }
 
 }  // namespace trnccl::algorithms

@@ -28,13 +28,25 @@ LinkCost instanceRingLink(const LinkModel& m) {
   if (m.instanceRingLatencyUs > 0) link.latencyUs = m.instanceRingLatencyUs;
   const int perChip = std::max(1, m.ranksPerChip);
   link.stepBandwidth = perChip / (1 / link.bandwidth + (perChip - 1) / dmaLink(m).bandwidth);
+  // A rank's own slice leaves through its DMA queue, whatever link it then takes: a port or
+  // NeuronLink wider than the queue does not speed the ring's slowest rank.
+  if (perChip > 1) link.bandwidth = std::min(link.bandwidth, dmaLink(m).bandwidth);
   return link;
 }
 // A rail's NIC serves the messages of its instance's ranks (a column each) one after another,
 // each at the NIC's rate: their bytes bound a ring's step (the rank's share), but a rank's piece
 // crosses at the NIC's rate when its turn comes (stepBandwidth), so where the network's latency
 // is longer than the rail's turn, a step costs the latency and one piece, not every rank's.
+// Where the fabric joins the instances (a torus's Z links, a switch's higher tier), the columns
+// take that path, not the network: a column's rank shares its chip's link with the chip's
+// other columns (each crossing at once), a piece crossing at the link's rate.
 LinkCost railLink(const CollArgs&, const LinkModel& m) {
+  if (!m.multiInstance && m.crossBandwidth > 0 && !withTransports(m)) {
+    LinkCost link = crossLink(m);
+    link.stepBandwidth = link.bandwidth;
+    link.bandwidth /= std::max(1, m.ranksPerChip);
+    return link;
+  }
   LinkCost link = interLink(m);
   if (!withTransports(m)) link.stepBandwidth = m.railBandwidth;
   return link;

@@ -396,5 +396,55 @@ TEST(Estimates, BruckReceivingNicTakesEveryLevelsTransfersInTurn) {
   EXPECT_GT(bruck, estimateOf("mesh", a, view->links));
 }
 
+// 8 servers of trn3-ultraserver-gen2 (256 ranks), hierarchical all-gather of 128 MiB: after the
+// copy of the rank's 512 KiB block (at 306.25 GB/s), the columns over the switch's higher tier
+// (7 steps of 2 slices of 256 KiB, each a message and its bytes at a rank's share of the
+// chip's 320 GB/s, 40), then 8 row rings of 31 steps over 32 ranks, every slice a pass of
+// its own: each hop a message, the average step's latency (7 cores at 0.5 us, a chip at 2)
+// and a piece at the steps' average rate (the DMA queue's 612.5 GB/s, the port's 2560), longer
+// than the slice's 0.628 us. trnccl-sim: 589.6 us (the trace: rows 61.6 us a ring). Before:
+// 1,664 (the columns over the network); with a step's slices sharing one hop, 407.7.
+TEST(Estimates, HierarchyRowsPassSliceBySliceColumnsOnTheFabric) {
+  auto view = describeTopology("trn3-ultraserver-gen2", 256);
+  ASSERT_TRUE(view) << view.status().message();
+  EXPECT_DOUBLE_EQ(view->links.instanceRingLatencyUs, 2);
+  const CollArgs a = call(*view, Collective::kAllGather, 131072);
+  const double column = 7 * 2 * (0.2 + 262144 / 40e3);
+  const double rate = 8 / (1 / 2560e3 + 7 / 612.5e3);
+  const double rows = 8 * 31 * 2 * (0.2 + (2 + 7 * 0.5) / 8 + 65536 / rate);
+  const double hierarchical = estimateOf("hierarchical", a, view->links);
+  EXPECT_NEAR(hierarchical, 524288 / 306.25e3 + column + rows, 0.01);
+  EXPECT_NEAR(hierarchical, 589.6, 0.02 * 589.6);
+}
+
+// The same ring over all 256 ranks: of its 256 steps 8 cross servers (3 us, 320 GB/s), 24 leave
+// a chip through the switch (2 us, 2560) and 224 go core to core (0.5 us, 612.5); a slice (256
+// KiB, 2 a step) takes a message and 0.8192 us on the slowest, just under a hop. trnccl-sim:
+// 526.0 us. Before: 622.5 (every chip step a crossing): with the hierarchy's fixes, 12 % off.
+TEST(Estimates, FabricRingStepsOfThreeKinds) {
+  auto view = describeTopology("trn3-ultraserver-gen2", 256);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllGather, 131072);
+  const double rate = 256 / (224 / 612.5e3 + 24 / 2560e3 + 8 / 320e3);
+  const double hop = 0.2 + (224 * 0.5 + 24 * 2 + 8 * 3) / 256.0 + 65536 / rate;
+  const double ring = estimateOf("ring", a, view->links);
+  EXPECT_NEAR(ring, 524288 / 306.25e3 + 255 * 2 * hop, 0.01);
+  EXPECT_NEAR(ring, 526.0, 0.02 * 526.0);
+  EXPECT_LT(ring, estimateOf("hierarchical", a, view->links));
+}
+
+// trn2-ultraserver, 512 ranks, all-gather of 128 MiB: the hierarchy (columns on the Z links,
+// 674.7 us simulated) beats the ring on 2 channels (745.1). Before: 792.6, the ring picked.
+TEST(Estimates, UltraServerHierarchyColumnsOnZLinks) {
+  auto view = describeTopology("trn2-ultraserver", 512);
+  ASSERT_TRUE(view) << view.status().message();
+  const CollArgs a = call(*view, Collective::kAllGather, 65536);
+  const double hierarchical = estimateOf("hierarchical", a, view->links);
+  EXPECT_NEAR(hierarchical, 674.7, 0.02 * 674.7);
+  CollArgs two = a;
+  two.channels = 2;
+  EXPECT_LT(hierarchical, estimateOf("ring", two, view->links));
+}
+
 }  // namespace
 }  // namespace trnccl::plan

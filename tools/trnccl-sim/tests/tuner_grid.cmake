@@ -115,7 +115,15 @@ set(cases
   "trn2.48xlarge-lnc2 --instances 8|reducescatter|-b 16M -e 16M"
   # s12tune: Bruck's NICs across the network are queues across levels, the receiving one the
   # busier (2 MiB on 16 trn1n instances: Bruck was picked, mesh 18 % faster).
-  "trn1n.32xlarge --instances 16|allgather|-b 512K -e 8M -f 4")
+  "trn1n.32xlarge --instances 16|allgather|-b 512K -e 8M -f 4"
+  # s12gen2: the hierarchy's columns on the fabric's Z links or higher tier, its rows at the
+  # DMA queue's rate, every ring slice a pass round the ring of its own (128 MiB on 512 ranks:
+  # the ring was picked, the hierarchy 10 % faster).
+  "trn2-ultraserver --ranks 512|allgather|-b 128M -e 128M"
+  # s12gen2: the flat ring's steps of three kinds where the fabric joins servers (right on
+  # main, whose hierarchy estimate was 2.8x too dear; with the hierarchy's fixes alone the
+  # hierarchy was picked at 128 MiB and 1 GiB, 12 % slower than the ring).
+  "trn3-ultraserver-gen2 --ranks 256|allgather|-b 16M -e 1G -f 8")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
