@@ -23,7 +23,7 @@ namespace trnccl::transport::shm {
 
 inline constexpr size_t kCacheLine = 64;
 inline constexpr uint64_t kSegmentMagic = 0x6873'6c63'636e'7274;  // "trncclsh"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;                    // 2: FifoCtrl::ringWanted
 
 // Capabilities a receiver found at setup for reading a sender's memory in place.
 enum RecvCaps : uint32_t {
@@ -39,8 +39,11 @@ struct alignas(kCacheLine) FifoCtrl {
   alignas(kCacheLine) std::atomic<uint64_t> head{0};  // bytes produced (sender writes)
   alignas(kCacheLine) std::atomic<uint64_t> tail{0};  // bytes consumed (receiver writes)
   alignas(kCacheLine) std::atomic<uint64_t> ack{0};   // descriptors consumed (receiver writes)
-  alignas(kCacheLine) int32_t senderRank = -1;        // set by the owner at creation
-  uint32_t receiverCaps = 0;                          // RecvCaps, set by the owner at setup
+  // Nonzero while the sender waits for room or for an acknowledgement (sender writes): the
+  // receiver rings the sender's doorbell after publishing tail/ack only then (issue 14).
+  alignas(kCacheLine) std::atomic<uint32_t> ringWanted{0};
+  alignas(kCacheLine) int32_t senderRank = -1;  // set by the owner at creation
+  uint32_t receiverCaps = 0;                    // RecvCaps, set by the owner at setup
   uint32_t llThreshold = 0;  // LL protocol up to this many bytes (ll.h), set by the owner
 };
 

@@ -148,7 +148,10 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   outSync_.acquired();
   uint64_t room = outCap_ - (head_ - tail);
   uint64_t reserve = (beginPending_ ? kRecordBytes : 0) + kRecordBytes;
-  if (room <= reserve) return size_t{0};
+  if (room <= reserve) {
+    room = roomAfterAskingForRing();
+    if (room <= reserve) return size_t{0};
+  }
 
   Record record;
   size_t taken = offered;
@@ -168,9 +171,14 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
     testing::counters().add(testing::Event::kRegisteredPieces);
   }
   if (!byDescriptor) {
-    taken = std::min<uint64_t>(offered, room - reserve);
     // Wait for a fair amount of room rather than dribbling tiny records into a full ring.
-    if (taken < std::min<uint64_t>(offered, outCap_ / 16)) return size_t{0};
+    const uint64_t fair = std::min<uint64_t>(offered, outCap_ / 16);
+    taken = std::min<uint64_t>(offered, room - reserve);
+    if (taken < fair) {
+      room = roomAfterAskingForRing();  // tail only grows: still more than `reserve`
+      taken = std::min<uint64_t>(offered, room - reserve);
+      if (taken < fair) return size_t{0};
+    }
     record.kind = static_cast<uint32_t>(RecordKind::kInline);
     record.bytes = taken;
   }
@@ -192,14 +200,41 @@ Result<size_t> ShmConnection::sendSome(const void* src, size_t bytes) {
   }
   publishHead();
   send_.advance(taken);
+  ringNoLongerWanted();
   return taken;
+}
+
+uint64_t ShmConnection::roomAfterAskingForRing() {
+  // Room freed before the request is seen by this load, room freed after it rings: both sides'
+  // store-then-load pairs are sequentially consistent (publishTail).
+  wantRing();
+  uint64_t tail = outCtrl_->tail.load(std::memory_order_seq_cst);
+  outSync_.acquired();
+  return outCap_ - (head_ - tail);
+}
+
+void ShmConnection::wantRing() {
+  if (ringWanted_) return;
+  outCtrl_->ringWanted.store(1, std::memory_order_seq_cst);
+  ringWanted_ = true;
+}
+
+void ShmConnection::ringNoLongerWanted() {
+  if (!ringWanted_) return;
+  outCtrl_->ringWanted.store(0, std::memory_order_relaxed);
+  ringWanted_ = false;
 }
 
 Result<bool> ShmConnection::sendDone() {
   if (!send_.complete()) return false;
   // Descriptors point into the caller's buffer: done only once the peer has read them all.
   bool acked = outCtrl_->ack.load(std::memory_order_acquire) >= issued_;
+  if (!acked) {
+    wantRing();  // then look again, as sendSome does for room
+    acked = outCtrl_->ack.load(std::memory_order_seq_cst) >= issued_;
+  }
   outSync_.acquired();
+  if (acked) ringNoLongerWanted();
   return acked;
 }
 
@@ -249,10 +284,11 @@ Result<bool> ShmConnection::nextRecord() {
 }
 
 void ShmConnection::publishTail(bool acknowledge) {
-  inCtrl_->tail.store(tail_, std::memory_order_release);
-  if (acknowledge) inCtrl_->ack.store(++acked_, std::memory_order_release);
+  inCtrl_->tail.store(tail_, std::memory_order_seq_cst);
+  if (acknowledge) inCtrl_->ack.store(++acked_, std::memory_order_seq_cst);
   inSync_.released();
-  Doorbell::ring(peerBell_);
+  // Only a sender that waits for room or acknowledgements asked for a ring (wantRing).
+  if (inCtrl_->ringWanted.load(std::memory_order_seq_cst) != 0) Doorbell::ring(peerBell_);
 }
 
 Result<const std::byte*> ShmConnection::descriptorBytes(size_t bytes) {

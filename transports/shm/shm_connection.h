@@ -11,12 +11,13 @@
 //
 // The sender writes records, then publishes `head` (release) and rings the receiver's
 // doorbell. The receiver checks the kBegin record against what it expects, hands payload to
-// the consumer straight out of the ring or the sender's memory, then publishes `tail`
-// (release) and rings the sender's doorbell so it sees the room: once per piece consumed (the
-// kBegin and data records' slots go with it), after a descriptor's last byte together with
-// `ack`, which it bumps: the sender's sendDone() waits for every descriptor it issued to be
-// acknowledged before the caller may reuse the source buffer. One ring per message, where a
-// kBegin, a descriptor and its acknowledgement each rang once before (issue 14).
+// the consumer straight out of the ring or the sender's memory, then publishes `tail` once per
+// piece consumed (the kBegin and data records' slots go with it), after a descriptor's last
+// byte together with `ack`, which it bumps: the sender's sendDone() waits for every descriptor
+// it issued to be acknowledged before the caller may reuse the source buffer. It rings the
+// sender's doorbell then only if the sender asked (`ringWanted`: it found too little room or
+// an unacknowledged descriptor): a ring while the sender slept waiting for the receiver's own
+// message woke it for nothing, once per message (issue 14, session 12).
 //
 // Small messages (up to the receiver's TRNCCL_SHM_LL_THRESHOLD) skip all of that and travel by
 // the low-latency protocol at the end of the FIFO's memory, at most a quarter of it (ll.h).
@@ -89,6 +90,11 @@ class ShmConnection final : public Connection {
   void writeRecord(const Record& record);
   void copyIn(uint64_t position, const std::byte* src, size_t bytes);
   void publishHead();
+  // Before the sender waits on the receiver (room, acknowledgements): asks it to ring.
+  void wantRing();
+  // The room once wantRing() is published (the sender found too little).
+  uint64_t roomAfterAskingForRing();
+  void ringNoLongerWanted();
 
   Result<bool> nextRecord();
   Status checkBegin(const Record& record) const;
@@ -97,7 +103,8 @@ class ShmConnection final : public Connection {
   Result<size_t> consumeCurrent(size_t max, const Consumer& consume);
   Status checkOtherPath();
   Result<const std::byte*> descriptorBytes(size_t bytes);
-  // Publishes tail_ and, with `acknowledge`, one more consumed descriptor; rings the sender.
+  // Publishes tail_ and, with `acknowledge`, one more consumed descriptor; rings the sender
+  // if it waits for either.
   void publishTail(bool acknowledge);
 
   PeerLink link_;
@@ -113,7 +120,8 @@ class ShmConnection final : public Connection {
   uint64_t outCap_;
   uint64_t head_ = 0;
   bool beginPending_ = false;
-  uint64_t issued_ = 0;  // descriptors written, ever
+  uint64_t issued_ = 0;      // descriptors written, ever
+  bool ringWanted_ = false;  // this sender set outCtrl_->ringWanted
 
   // Receiving, from this rank's own segment.
   FifoCtrl* inCtrl_;

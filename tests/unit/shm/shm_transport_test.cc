@@ -125,39 +125,100 @@ TEST(ShmZeroCopy, DefaultThresholdIsHalfTheSlice) {
   }
 }
 
-// A receiver rings the sender's doorbell once per piece it consumes: a message of one descriptor
-// (kBegin and descriptor records, then the acknowledgement) or of one inline record is one
-// ring, with the room and the acknowledgement published together (issue 14: three and two rings
-// before, each a wake-up system call while the sender sleeps in its wait for the acknowledgement).
-TEST(ShmDoorbell, ReceiverRingsOncePerMessage) {
+// Sends `out` as one message and receives it whole; returns the rings of the sender's doorbell
+// during the receive. `waitFirst`: the sender first finds it must wait (sendDone() false).
+size_t ringsWhileReceiving(Cluster& cluster, uint64_t tag, const std::vector<std::byte>& out,
+                           bool waitFirst) {
+  Connection* sender = cluster.conn(0, 0);
+  Connection* receiver = cluster.conn(1, 0);
+  std::vector<std::byte> in(out.size());
+  EXPECT_TRUE(sender->beginSend(tag, out.size()).isOk());
+  EXPECT_EQ(sender->sendSome(out.data(), out.size()).value(), out.size());  // one piece
+  if (waitFirst) {
+    EXPECT_FALSE(sender->sendDone().value());
+  }
+  const uint32_t before = cluster.ranks[0]->bell.snapshot();
+  EXPECT_TRUE(receiver->beginRecv(tag, in.size()).isOk());
+  EXPECT_EQ(receiver->recvInto(in.data(), in.size()).value(), in.size());
+  const uint32_t rings = cluster.ranks[0]->bell.snapshot() - before;
+  EXPECT_EQ(in, out);
+  EXPECT_TRUE(sender->sendDone().value());
+  return rings;
+}
+
+// A receiver rings the sender's doorbell only when the sender asked, having found too little
+// room or an unacknowledged descriptor. A message the sender does not wait for, inline or
+// described, is no ring: until session 12 each was one, which woke a sender sleeping for the
+// receiver's own message for nothing (three and two rings before session 7; issue 14).
+TEST(ShmDoorbell, ReceiverRingsNoSenderThatDoesNotWait) {
   const char* set = std::getenv("TRNCCL_SHM_ZCOPY_BYTES");
   if (set != nullptr) GTEST_SKIP() << "TRNCCL_SHM_ZCOPY_BYTES is set (" << set << ")";
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
-  Connection* sender = cluster.conn(0, 0);
-  Connection* receiver = cluster.conn(1, 0);
   uint64_t tag = 1;
   for (size_t bytes : {size_t{64 << 10}, size_t{8 << 10}, size_t{64 << 10}}) {
     SCOPED_TRACE(bytes);
-    std::vector<std::byte> out(bytes), in(bytes);
+    std::vector<std::byte> out(bytes);
     fillPattern(out, static_cast<int>(tag));
     CounterDelta<testing::Event> counted;
-    ASSERT_TRUE(sender->beginSend(tag, bytes).isOk());
-    Result<size_t> taken = sender->sendSome(out.data(), bytes);
-    ASSERT_TRUE(taken.isOk());
-    ASSERT_EQ(*taken, bytes);  // one piece, which the receiver consumes at once
-    const uint32_t before = cluster.ranks[0]->bell.snapshot();
-    ASSERT_TRUE(receiver->beginRecv(tag++, bytes).isOk());
-    Result<size_t> got = receiver->recvInto(in.data(), bytes);
-    ASSERT_TRUE(got.isOk()) << got.status().message();
-    EXPECT_EQ(*got, bytes);
-    EXPECT_EQ(in, out);
-    EXPECT_EQ(cluster.ranks[0]->bell.snapshot() - before, 1u) << "rings of the sender's doorbell";
-    EXPECT_TRUE(sender->sendDone().value());
+    EXPECT_EQ(ringsWhileReceiving(cluster, tag++, out, false), 0u);
     const bool described = bytes >= kDefaultZcopyBytes;
     EXPECT_EQ(counted.get(testing::Event::kPointerDescriptors), described ? 1 : 0);
     EXPECT_EQ(counted.get(testing::Event::kInlineRecords), described ? 0 : 1);
   }
+}
+
+// ... and one that waits for an acknowledgement, or for room, is rung once by the receive that
+// releases it (each ring a wake-up system call while it sleeps: one per message since session 7).
+TEST(ShmDoorbell, ReceiverRingsASenderThatWaitsOnce) {
+  const char* set = std::getenv("TRNCCL_SHM_ZCOPY_BYTES");
+  if (set != nullptr) GTEST_SKIP() << "TRNCCL_SHM_ZCOPY_BYTES is set (" << set << ")";
+  {
+    Cluster cluster(2);
+    ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+    std::vector<std::byte> out(64 << 10);
+    fillPattern(out, 3);
+    CounterDelta<testing::Event> counted;
+    EXPECT_EQ(ringsWhileReceiving(cluster, 1, out, true), 1u) << "acknowledgement";
+    EXPECT_EQ(counted.get(testing::Event::kPointerDescriptors), 1);
+    EXPECT_EQ(ringsWhileReceiving(cluster, 2, out, false), 0u) << "no longer waits";
+  }
+  // Room: an 8 KiB message, then a larger one than the FIFO; the receive of the first frees
+  // room the second waits for.
+  EnvGuard fifo("TRNCCL_SHM_FIFO_BYTES", std::to_string(kFifo));
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  Connection* sender = cluster.conn(0, 0);
+  Connection* receiver = cluster.conn(1, 0);
+  std::vector<std::byte> first(8 << 10), firstIn(first.size());
+  std::vector<std::byte> big(4 * kFifo + 5), bigIn(big.size());
+  fillPattern(first, 4);
+  fillPattern(big, 5);
+  ASSERT_TRUE(sender->beginSend(1, first.size()).isOk());
+  ASSERT_EQ(sender->sendSome(first.data(), first.size()).value(), first.size());
+  ASSERT_TRUE(sender->beginSend(2, big.size()).isOk());
+  // Offered 4 KiB at a time: inline pieces (a descriptor would always fit), until the FIFO is full.
+  size_t sent = 0;
+  for (size_t took = 1; took != 0; sent += took) {
+    took = sender->sendSome(big.data() + sent, std::min<size_t>(4096, big.size() - sent)).value();
+  }
+  ASSERT_LT(sent, big.size());
+  uint32_t before = cluster.ranks[0]->bell.snapshot();
+  ASSERT_TRUE(receiver->beginRecv(1, firstIn.size()).isOk());
+  ASSERT_EQ(receiver->recvInto(firstIn.data(), firstIn.size()).value(), firstIn.size());
+  EXPECT_EQ(cluster.ranks[0]->bell.snapshot() - before, 1u) << "room";
+  EXPECT_EQ(firstIn, first);
+  // The rest goes through; once the sender no longer waits, a receive rings nothing.
+  ASSERT_TRUE(receiver->beginRecv(2, bigIn.size()).isOk());
+  size_t received = 0;
+  while (received < bigIn.size()) {
+    sent += sender->sendSome(big.data() + sent, std::min<size_t>(4096, big.size() - sent)).value();
+    received += receiver->recvInto(bigIn.data(), bigIn.size() - received).value();  // base
+  }
+  EXPECT_EQ(bigIn, big);
+  std::vector<std::byte> last(8 << 10);
+  fillPattern(last, 6);
+  EXPECT_EQ(ringsWhileReceiving(cluster, 3, last, false), 0u);
 }
 
 TEST(ShmErrors, TagMismatchNamesPeerTagsAndSizes) {
