@@ -9,7 +9,15 @@
 // the other in one schedule, as a ring all-reduce's steps do. Calls of one round and calls of
 // kRounds rounds are both timed, so a step's own cost, (t(kRounds) - t(1)) / (kRounds - 1), is
 // told apart from what the call costs once (enqueue, the executor's start and end): t(1) less a
-// step. A call's time is the slowest process's elapsed time over the calls; the run is repeated
+// step. Every round sends fresh data, as a ring's step forwards what its sender has just
+// reduced: before the call, a device copy on the stream rewrites the region each round sends
+// from (a region of its own per round). Otherwise the receiver's in-place reads of a buffer
+// nobody writes hit its own cache from the second call on (transports/shm/README.md, "In
+// place against out of place"), and a step came out at a fraction of an all-reduce's
+// (docs/SIMULATOR.md, twelfth session). The copies' own time, timed alone (calls of kRounds
+// copies and nothing else), is taken off: a step is (t(kRounds) - t(1)) / (kRounds - 1) less a
+// copy, the call's cost t(1) less a step and a copy. A call's time is the slowest process's
+// elapsed time over the calls; the run is repeated
 // --repeat times and the median, lowest and highest of each figure are printed, one line per
 // size, then the call's own cost over all sizes:
 //   BYTES STEP_MEDIAN_US STEP_LOWEST_US STEP_HIGHEST_US
@@ -59,6 +67,7 @@ struct Shared {
   trncclUniqueId id{};
   double us[kNumSizes][kMaxRanks] = {};      // calls of one round
   double longUs[kNumSizes][kMaxRanks] = {};  // calls of kRounds rounds
+  double copyUs[kNumSizes][kMaxRanks] = {};  // one rewrite of a round's region, alone
 };
 
 bool ok(trncclResult_t r, const char* what) {
@@ -73,13 +82,28 @@ bool ok(trnrtError_t r, const char* what) {
   return false;
 }
 
-// One call: `rounds` ring steps of `bytes` of this rank, one after the other.
-bool steps(trncclComm_t comm, trnrtStream_t stream, const void* send, void* recv, size_t bytes,
-           int rounds, int rank, int ranks) {
-  bool good = ok(trncclGroupStart(), "trncclGroupStart");
+// Rewrites the regions of `rounds` rounds (round i sends from send + i * kMaxBytes) from
+// `fresh`, on the stream.
+bool rewrite(trnrtStream_t stream, char* send, const void* fresh, size_t bytes, int rounds) {
+  bool good = true;
   for (int i = 0; i < rounds && good; ++i) {
     good =
-        ok(trncclSend(send, bytes, trncclUint8, (rank + 1) % ranks, comm, stream), "trncclSend") &&
+        ok(trnrtMemcpyAsync(send + i * kMaxBytes, fresh, bytes, trnrtMemcpyDeviceToDevice, stream),
+           "trnrtMemcpyAsync");
+  }
+  return good;
+}
+
+// One call: `rounds` ring steps of `bytes` of this rank, one after the other, each from its
+// region, rewritten just before.
+bool steps(trncclComm_t comm, trnrtStream_t stream, char* send, const void* fresh, void* recv,
+           size_t bytes, int rounds, int rank, int ranks) {
+  bool good =
+      rewrite(stream, send, fresh, bytes, rounds) && ok(trncclGroupStart(), "trncclGroupStart");
+  for (int i = 0; i < rounds && good; ++i) {
+    good =
+        ok(trncclSend(send + i * kMaxBytes, bytes, trncclUint8, (rank + 1) % ranks, comm, stream),
+           "trncclSend") &&
         ok(trncclRecv(recv, bytes, trncclUint8, (rank + ranks - 1) % ranks, comm, stream),
            "trncclRecv");
   }
@@ -102,27 +126,35 @@ bool runRank(int rank, int ranks, Shared* shared) {
   if (!ok(trnrtGetDeviceCount(&devices), "trnrtGetDeviceCount") || devices < 1) return false;
   trncclComm_t comm = nullptr;
   trnrtStream_t stream = nullptr;
-  void *send = nullptr, *recv = nullptr;
+  void *send = nullptr, *recv = nullptr, *fresh = nullptr;
   bool good = ok(trnrtSetDevice(rank % devices), "trnrtSetDevice") &&
               ok(trncclCommInitRank(&comm, ranks, shared->id, rank), "trncclCommInitRank") &&
               ok(trnrtStreamCreate(&stream), "trnrtStreamCreate") &&
-              ok(trnrtMalloc(&send, kMaxBytes), "trnrtMalloc") &&
+              ok(trnrtMalloc(&send, kRounds * kMaxBytes), "trnrtMalloc") &&
+              ok(trnrtMalloc(&fresh, kMaxBytes), "trnrtMalloc") &&
               ok(trnrtMalloc(&recv, kMaxBytes), "trnrtMalloc") &&
-              ok(trnrtMemset(send, rank + 1, kMaxBytes), "trnrtMemset");
-  // Calls of `rounds` rounds: warm-up, then `calls` timed; us per call.
-  const auto time = [&](size_t bytes, int rounds, int calls, double& us) {
-    for (int c = 0; c < calls / 10 && good; ++c)
-      good = steps(comm, stream, send, recv, bytes, rounds, rank, ranks);
+              ok(trnrtMemset(fresh, rank + 1, kMaxBytes), "trnrtMemset");
+  char* regions = static_cast<char*>(send);
+  // `calls` calls of `rounds` rounds (or, with copiesOnly, only their rewrites): warm-up, then
+  // timed; us per call.
+  const auto time = [&](size_t bytes, int rounds, int calls, bool copiesOnly, double& us) {
+    const auto call = [&] {
+      return copiesOnly ? rewrite(stream, regions, fresh, bytes, rounds)
+                        : steps(comm, stream, regions, fresh, recv, bytes, rounds, rank, ranks);
+    };
+    for (int c = 0; c < calls / 10 && good; ++c) good = call();
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     const auto t0 = Clock::now();
-    for (int c = 0; c < calls && good; ++c)
-      good = steps(comm, stream, send, recv, bytes, rounds, rank, ranks);
+    for (int c = 0; c < calls && good; ++c) good = call();
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
   };
   for (size_t s = 0; s < kNumSizes && good; ++s) {
-    time(kSizes[s].bytes, 1, kSizes[s].calls, shared->us[s][rank]);
-    time(kSizes[s].bytes, kRounds, kSizes[s].calls / kLongCallsDivisor, shared->longUs[s][rank]);
+    const auto [bytes, calls] = kSizes[s];
+    time(bytes, 1, calls, false, shared->us[s][rank]);
+    time(bytes, kRounds, calls / kLongCallsDivisor, false, shared->longUs[s][rank]);
+    time(bytes, kRounds, calls / kLongCallsDivisor, true, shared->copyUs[s][rank]);
+    shared->copyUs[s][rank] /= kRounds;
   }
   // The step delivered the previous rank's data.
   unsigned char last = 0;
@@ -131,6 +163,7 @@ bool runRank(int rank, int ranks, Shared* shared) {
                     "trnrtMemcpy");
   good = good && last == static_cast<unsigned char>((rank + ranks - 1) % ranks + 1);
   if (send != nullptr) trnrtFree(send);
+  if (fresh != nullptr) trnrtFree(fresh);
   if (recv != nullptr) trnrtFree(recv);
   if (stream != nullptr) trnrtStreamDestroy(stream);
   if (comm != nullptr) good = ok(trncclCommDestroy(comm), "trncclCommDestroy") && good;
@@ -169,9 +202,10 @@ int main(int argc, char** argv) {
     for (size_t s = 0; s < kNumSizes; ++s) {
       const double one = *std::max_element(shared->us[s], shared->us[s] + ranks);
       const double many = *std::max_element(shared->longUs[s], shared->longUs[s] + ranks);
-      const double step = (many - one) / (kRounds - 1);
+      const double copy = *std::max_element(shared->copyUs[s], shared->copyUs[s] + ranks);
+      const double step = (many - one) / (kRounds - 1) - copy;
       stepUs[s].push_back(step);
-      callUs[s].push_back(one - step);
+      callUs[s].push_back(one - step - copy);
     }
   }
   const auto median = [](std::vector<double>& v) {
