@@ -2,7 +2,11 @@
 // with file, line and field; names resolve through TRNCCL_TOPOLOGY_PATH before the built-ins.
 #include "topology/loader.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
 
 #include "topo_test_util.h"
 
@@ -211,20 +215,17 @@ fabric:
   ASSERT_TRUE(plain) << plain.status().message();
   EXPECT_EQ(plain->device.messageUs, kMessageUs);
   EXPECT_EQ(plain->device.callUs, 0);
-  std::string negative = text;
-  negative.replace(negative.find("2.25"), 4, "-1");
-  auto bad = parseTopology(negative, "host.yaml");
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.status().message().find("'message_us' must be a non-negative number"),
-            std::string::npos)
-      << bad.status().message();
-  std::string negativeCall = text;
-  negativeCall.replace(negativeCall.find("1.5}"), 3, "-2");
-  auto badCall = parseTopology(negativeCall, "host.yaml");
-  ASSERT_FALSE(badCall);
-  EXPECT_NE(badCall.status().message().find("'call_us' must be a non-negative number"),
-            std::string::npos)
-      << badCall.status().message();
+  // Each cost made negative in turn (the value as written, its field).
+  for (const auto& [value, field] :
+       {std::pair{"2.25", "message_us"}, std::pair{"1.5", "call_us"}}) {
+    std::string negative = text;
+    negative.replace(negative.find(value), std::string(value).size(), "-2");
+    auto bad = parseTopology(negative, "host.yaml");
+    ASSERT_FALSE(bad) << field;
+    EXPECT_NE(bad.status().message().find(fmt::format("'{}' must be a non-negative number", field)),
+              std::string::npos)
+        << bad.status().message();
+  }
 }
 
 // Working-set bands (fabric.link's `bands`, device's `hbm_bands`: trnccl-sim-calibrate's rates
