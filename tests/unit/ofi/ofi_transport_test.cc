@@ -1,7 +1,11 @@
 // The ofi transport between ranks as threads, once per libfabric provider (tcp, which
 // libfabric layers under ofi_rxm, and shm); a provider this machine lacks is skipped with
 // fi_getinfo's reason.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "transports/ofi/ofi_connection.h"
 #include "transports/ofi/testing.h"
@@ -275,6 +279,34 @@ TEST_P(OfiTransportTest, RankWithoutPeers) {
   EXPECT_EQ(cluster.connections[0].size(), 1u);
   EXPECT_EQ(std::string(cluster.connections[0][0]->transportName()), "ofi");
   EXPECT_GE(cluster.connections[0][0]->bufferBytes(), size_t{1} << 20);
+}
+
+// libfabric 1.17's shm provider names a region after the process: "<pid>:<uid>:<n>" in
+// /dev/shm, n counting the process's endpoints. A file of that name left by an earlier process
+// with the same pid (one killed before it closed its endpoints; pids wrap at pid_max) made
+// fi_enable fail with EBUSY (CI, stop 27). trnccl names each region itself, unique to the process
+// that opens it, so no leftover can be in the way.
+TEST(OfiShmRegion, LeftoversOfAnEarlierProcessWithOurPidDoNotStopEnable) {
+  EnvGuard provider("TRNCCL_OFI_PROVIDER", "shm");
+  Result<std::shared_ptr<const fi_info>> list = providerList();
+  if (!list) GTEST_SKIP() << list.status().message();
+  std::vector<std::string> leftovers;
+  for (int n = 0; n < 256; ++n) {
+    std::string name = fmt::format("/{}:{}:{}", ::getpid(), ::getuid(), n);
+    int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) continue;
+    leftovers.push_back(name);
+    bool sized = ::ftruncate(fd, 4096) == 0;  // zeros: not a region of this libfabric's version
+    ::close(fd);
+    ASSERT_TRUE(sized);
+  }
+  ASSERT_FALSE(leftovers.empty());
+  Cluster cluster(3);
+  Status connected = cluster.connect([](int r) { return ringPeers(r, 3); });
+  for (const std::string& name : leftovers) ::shm_unlink(name.c_str());
+  ASSERT_TRUE(connected.isOk()) << connected.message();
+  Status status = exchangeEach(cluster, {1, 4096 + 3});
+  EXPECT_TRUE(status.isOk()) << status.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, OfiTransportTest, ::testing::Values("tcp", "net", "shm"),
