@@ -35,10 +35,12 @@
 // (session 10's model: a ring step reads lines another core has just written); in two runs on
 // the quiet machine it predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
+// (CLI11: --help; a value out of range or an unknown option is an error before any timing)
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -352,18 +354,18 @@ bool writeFile(const std::string& path, const std::string& text) {
 int main(int argc, char** argv) {
   int chips = 4, repeat = 5;
   std::string out = "host.yaml", neighbourOut;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--chips") chips = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--out") out = argv[i + 1];
-    if (std::string(argv[i]) == "--neighbour-out") neighbourOut = argv[i + 1];
-    if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
-  }
-  if (chips < 2 || chips > 64 || repeat < 1 || repeat > 100 || argc % 2 == 0) {
-    std::fprintf(stderr,
-                 "usage: trnccl-sim-calibrate [--chips 2..64] [--out FILE] [--neighbour-out FILE] "
-                 "[--repeat 1..100]\n");
-    return 2;
-  }
+  CLI::App app{
+      "trnccl-sim-calibrate: this machine's shm copy and sum rates, hand-off latency "
+      "and the library's cost per message and per call, as a `host` description",
+      "trnccl-sim-calibrate"};
+  app.add_option("--chips", chips, "processes, one per emulated chip (default 4)")
+      ->check(CLI::Range(2, 64));
+  app.add_option("--out", out, "the description (default host.yaml)");
+  app.add_option("--neighbour-out", neighbourOut,
+                 "also the description with the rates of a neighbour's fresh data");
+  app.add_option("--repeat", repeat, "runs per figure, the median kept (default 5)")
+      ->check(CLI::Range(1, 100));
+  CLI11_PARSE(app, argc, argv);
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;

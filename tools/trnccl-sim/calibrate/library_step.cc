@@ -32,6 +32,7 @@
 #include <trnccl/trnrt.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -179,15 +180,14 @@ bool runOnce(int ranks, Shared* shared) {
 
 int main(int argc, char** argv) {
   int ranks = 2, repeat = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--ranks") ranks = std::atoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--repeat") repeat = std::atoi(argv[i + 1]);
-  }
-  if (ranks < 2 || ranks > kMaxRanks || repeat < 1 || repeat > 100 || argc % 2 == 0) {
-    std::fprintf(stderr, "usage: trnccl-sim-calibrate-step [--ranks 2..%d] [--repeat 1..100]\n",
-                 kMaxRanks);
-    return 2;
-  }
+  CLI::App app{
+      "trnccl-sim-calibrate-step: the library's ring step and call, timed by N "
+      "processes of the public API (run by trnccl-sim-calibrate)",
+      "trnccl-sim-calibrate-step"};
+  app.add_option("--ranks", ranks, "processes (default 2)")->check(CLI::Range(2, kMaxRanks));
+  app.add_option("--repeat", repeat, "runs, each size's median kept (default 5)")
+      ->check(CLI::Range(1, 100));
+  CLI11_PARSE(app, argc, argv);
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
