@@ -152,7 +152,7 @@ TEST(PlanCacheThreads, HitsKeepStreamOrderAndSetTuningFromAnotherThreadMisses) {
     EXPECT_EQ(c.planCache().misses() - misses0, 2u);
     EXPECT_EQ(c.planCache().hits() - hits0, 7u);
     EXPECT_EQ(c.lastPlanned(), "ring");
-    sync.arrive_and_wait();  // both synchronized: no call of either rank is pending
+    sync.arrive_and_wait();             // both synchronized: no call of either rank is pending
     if (r == 0) tuning.set("oneshot");  // both communicators, from rank 0's thread
     sync.arrive_and_wait();
     const uint64_t misses1 = c.planCache().misses(), hits1 = c.planCache().hits();
@@ -174,14 +174,14 @@ TEST(PlanCacheThreads, BadArgumentsStillFailWithTheirMessage) {
                             ranks.comm(0), nullptr),
             trncclInvalidArgument);
   EXPECT_NE(lastError().find("invalid datatype -1"), std::string::npos) << lastError();
-  EXPECT_EQ(trncclAllReduce(buf, buf, 4, trncclFloat, static_cast<trncclRedOp_t>(-1),
-                            ranks.comm(0), nullptr),
+  EXPECT_EQ(trncclAllReduce(buf, buf, 4, trncclFloat, static_cast<trncclRedOp_t>(-1), ranks.comm(0),
+                            nullptr),
             trncclInvalidArgument);
   EXPECT_NE(lastError().find("invalid reduction op -1"), std::string::npos) << lastError();
   // Past the inline bound (2^56 elements), the full check decides: this many doubles overflow.
-  EXPECT_EQ(trncclAllReduce(buf, buf, SIZE_MAX / 8, trncclFloat64, trncclSum, ranks.comm(0),
-                            nullptr),
-            trncclInvalidArgument);
+  EXPECT_EQ(
+      trncclAllReduce(buf, buf, SIZE_MAX / 8, trncclFloat64, trncclSum, ranks.comm(0), nullptr),
+      trncclInvalidArgument);
   EXPECT_NE(lastError().find("overflows"), std::string::npos) << lastError();
   EXPECT_EQ(trncclAllReduce(buf, buf, 4, trncclFloat, trncclSum, nullptr, nullptr),
             trncclInvalidArgument);
