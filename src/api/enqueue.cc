@@ -7,12 +7,13 @@
 
 #include "common/log.h"
 #include "device/device_api.h"
+#include "device/stream.h"
 #include "plan/planner.h"
 
 namespace trnccl::api {
 
-Status checkArgs(const char* what, const void* send, const void* recv, size_t count,
-                 trncclDataType_t type, trncclRedOp_t op, bool reduces) {
+Status checkArgsOrWhy(const char* what, const void* send, const void* recv, size_t count,
+                      trncclDataType_t type, trncclRedOp_t op, bool reduces) {
   if (static_cast<int>(type) < 0 || type >= trncclNumTypes) {
     return invalidArgument("{}: invalid datatype {} (valid: 0..{})", what, static_cast<int>(type),
                            trncclNumTypes - 1);
@@ -38,13 +39,15 @@ namespace {
 
 // Runs `fn` with the communicator's device selected when `stream` is NULL: a NULL stream is the
 // default stream of the communicator's device, whichever device the calling thread has
-// selected (one thread may drive communicators on several devices).
+// selected (one thread may drive communicators on several devices). A stream given names its
+// device: nothing to select (no thread-local read per call).
 template <typename Fn>
 auto onCommDevice(const comm::Communicator& comm, trnrtStream_t stream, Fn fn) {
+  if (stream != nullptr) return fn();
   const int callerDevice = device::currentDevice();
-  if (stream == nullptr) trnrtSetDevice(comm.device());
+  trnrtSetDevice(comm.device());
   auto result = fn();
-  if (stream == nullptr) trnrtSetDevice(callerDevice);
+  trnrtSetDevice(callerDevice);
   return result;
 }
 
@@ -88,15 +91,12 @@ struct TaskExtras {
 };
 
 // Enqueues `plan` as one task of `comm`. The task's name is `what` (a literal) or, when set,
-// `owned`; it is formatted only when a message needs it (schedule::CallName). `keep` lives as
-// long as the task.
-Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Schedule> plan,
-                   trnrtStream_t stream, const char* what, std::string owned, bool collective,
-                   std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
-  std::unique_ptr<TaskExtras> extras;
-  if (!owned.empty() || check || keep) {
-    extras.reset(new TaskExtras{std::move(owned), check, std::move(keep)});
-  }
+// extras->owned; it is formatted only when a message needs it (schedule::CallName). The
+// extras live as long as the task. A plain collective passes none: nothing is built, copied or
+// destroyed for them per call.
+Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Schedule>&& plan,
+                   trnrtStream_t stream, const char* what, bool collective,
+                   std::unique_ptr<TaskExtras> extras) {
   uint64_t seq = comm.beginTask(collective);
   auto* c = &comm;
   auto task = [c, plan = std::move(plan), seq, what, collective, extras = std::move(extras)]() {
@@ -110,11 +110,23 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
     return st;
   };
   // A task skipped because the stream already failed still ends: destroy waits for it.
-  Status st = onCommDevice(comm, stream, [&] {
-    return device::enqueue(stream, std::move(task), [c](const Status&) { c->endTask(); });
-  });
+  auto onSkip = [c](const Status&) { c->endTask(); };
+  if (stream != nullptr) {  // straight to the stream: no device to select, nothing to resolve
+    stream->enqueue(std::move(task), std::move(onSkip));
+    return Status::ok();
+  }
+  Status st = onCommDevice(
+      comm, stream, [&] { return device::enqueue(stream, std::move(task), std::move(onSkip)); });
   if (!st) comm.endTask();
   return st;
+}
+
+// The extras of a task, or none when there are none.
+std::unique_ptr<TaskExtras> extrasOf(std::string owned,
+                                     std::optional<comm::check::Fingerprint> check,
+                                     std::shared_ptr<void> keep) {
+  if (owned.empty() && !check && !keep) return nullptr;
+  return std::unique_ptr<TaskExtras>(new TaskExtras{std::move(owned), check, std::move(keep)});
 }
 
 }  // namespace
@@ -123,11 +135,11 @@ Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStre
                        const std::string& what, bool collective,
                        std::optional<comm::check::Fingerprint> check, std::shared_ptr<void> keep) {
   return enqueuePlan(comm, std::make_shared<const schedule::Schedule>(std::move(s)), stream, "",
-                     what, collective, check, std::move(keep));
+                     collective, extrasOf(what, check, std::move(keep)));
 }
 
 Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
-                  trnrtStream_t stream, std::optional<PreMul> premul) {
+                  trnrtStream_t stream, const std::optional<PreMul>& premul) {
   args.rank = comm.rank();
   args.nranks = comm.nranks();
   args.sliceBytes = comm.sliceBytes();
@@ -175,13 +187,17 @@ Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollAr
   TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
            args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
            static_cast<void*>(stream));
-  std::optional<comm::check::Fingerprint> check;
-  if (comm.config().check) check = comm::check::make(args, sched->algorithm);
-  return enqueuePlan(comm, std::move(sched), stream, what, {}, true, check, std::move(scaled));
+  std::unique_ptr<TaskExtras> extras;
+  if (comm.config().check || scaled) {
+    std::optional<comm::check::Fingerprint> check;
+    if (comm.config().check) check = comm::check::make(args, sched->algorithm);
+    extras = extrasOf({}, check, std::move(scaled));
+  }
+  return enqueuePlan(comm, std::move(sched), stream, what, true, std::move(extras));
 }
 
-trncclResult_t enqueue(const char* what, trncclComm_t handle, algorithms::CollArgs args,
-                       trnrtStream_t stream, std::optional<PreMul> premul) {
+trncclResult_t enqueue(const char* what, trncclComm_t handle, const algorithms::CollArgs& args,
+                       trnrtStream_t stream, const std::optional<PreMul>& premul) {
   if (inGroup()) {
     if (handle == nullptr) return fail(invalidArgument("{}: comm is NULL", what));
     recordCollective(what, handle, args, stream, premul);

@@ -28,7 +28,7 @@ Result<comm::Communicator*> initialised(trncclComm_t comm) {
   return comm->impl.get();
 }
 
-Result<comm::Communicator*> usable(trncclComm_t comm) {
+Result<comm::Communicator*> usableOrWhy(trncclComm_t comm) {
   auto c = initialised(comm);
   if (!c) return c.status();
   if (comm->finalized) return Status(Code::kInvalidUsage, "communicator was finalized");

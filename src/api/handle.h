@@ -38,8 +38,16 @@ trncclResult_t toResult(Code code);
 trncclResult_t fail(const Status& status);
 // Clears nothing; returns trncclSuccess (symmetry with fail at call sites).
 inline trncclResult_t succeed() { return trncclSuccess; }
-// The communicator behind a handle, or an error if it cannot take work.
-Result<comm::Communicator*> usable(trncclComm_t comm);
+// The communicator behind a handle, or an error if it cannot take work. Every call's path:
+// the checks inline, the reason (usableOrWhy) only when one fails.
+Result<comm::Communicator*> usableOrWhy(trncclComm_t comm);
+inline Result<comm::Communicator*> usable(trncclComm_t comm) {
+  if (comm != nullptr && !comm->initializing.load() && comm->impl && !comm->finalized &&
+      !comm->impl->revoked()) {
+    return comm->impl.get();
+  }
+  return usableOrWhy(comm);
+}
 // The communicator behind a handle that initialised, revoked or failed or not (what
 // trncclCommShrink, trncclCommRevoke and trncclCommGetFailedRanks take).
 Result<comm::Communicator*> initialised(trncclComm_t comm);

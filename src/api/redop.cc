@@ -32,8 +32,8 @@ std::optional<PreMul> RedOpTable::find(trncclRedOp_t op) const {
   return slots_[slot];
 }
 
-Result<std::optional<PreMul>> resolveOp(const char* what, trncclComm_t comm, trncclRedOp_t op,
-                                        trncclDataType_t type) {
+Result<std::optional<PreMul>> resolveHandle(const char* what, trncclComm_t comm, trncclRedOp_t op,
+                                            trncclDataType_t type) {
   if (static_cast<int>(op) >= 0 && op < trncclNumOps) return std::optional<PreMul>{};
   std::optional<PreMul> custom;
   if (comm != nullptr && static_cast<int>(op) >= trncclNumOps) custom = comm->redOps.find(op);

@@ -41,7 +41,13 @@ class RedOpTable {
 
 // The operator a call of `comm` on `type` names: nullopt for a built-in op, the PreMul of a
 // handle of this communicator's table made for `type`; InvalidArgument otherwise.
-Result<std::optional<PreMul>> resolveOp(const char* what, trncclComm_t comm, trncclRedOp_t op,
-                                        trncclDataType_t type);
+// A built-in op is answered inline (every reducing call asks); handles by resolveHandle.
+Result<std::optional<PreMul>> resolveHandle(const char* what, trncclComm_t comm, trncclRedOp_t op,
+                                            trncclDataType_t type);
+inline Result<std::optional<PreMul>> resolveOp(const char* what, trncclComm_t comm,
+                                               trncclRedOp_t op, trncclDataType_t type) {
+  if (static_cast<int>(op) >= 0 && op < trncclNumOps) return std::optional<PreMul>{};
+  return resolveHandle(what, comm, op, type);
+}
 
 }  // namespace trnccl::api

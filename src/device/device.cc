@@ -146,6 +146,10 @@ Result<trnrtStream*> resolveStream(trnrtStream_t stream) {
 }
 
 Status enqueue(trnrtStream_t stream, Task&& task, SkipHandler&& onSkip) {
+  if (stream != nullptr) {  // the common case: no lookup, no Result to build
+    stream->enqueue(std::move(task), std::move(onSkip));
+    return Status::ok();
+  }
   Result<trnrtStream*> resolved = resolveStream(stream);
   if (!resolved) return resolved.status();
   resolved.value()->enqueue(std::move(task), std::move(onSkip));

@@ -107,28 +107,40 @@ void Stream::wakeWaiters(uint64_t count) {
   Doorbell::ring(doneBell_.word());
 }
 
+void Stream::lockProducers() {
+  // Another producer holds it for a slot's move (or, on a full ring, until a quarter of the
+  // ring is free): poll, then sleep until it leaves.
+  sleepUntil(producerBell_, kMaxSleep, [&] {
+    return !producing_.load(std::memory_order_relaxed) &&
+           !producing_.exchange(true, std::memory_order_acquire);
+  });
+}
+
 uint64_t Stream::enqueue(Task&& task, SkipHandler&& onSkip) {
-  uint64_t sequence;
-  {
-    std::lock_guard<std::mutex> lock(enqueueMutex_);
-    sequence = enqueued_.load(std::memory_order_relaxed);
-    // Full: wait for the worker to free the slot (it never waits for enqueueMutex_), and when
-    // sleeping, for a quarter of the ring. The runner's count is read only when the count seen
-    // last does not free the slot: its cache line stays with the runner's core.
-    if (sequence >= completedSeen_ + kSlots) {
-      const uint64_t need = sequence - kSlots + 1;
-      if (completed_.load(std::memory_order_acquire) < need) {
-        fullWaits_.fetch_add(1, std::memory_order_relaxed);
-        waitForRoom(need, sequence - kSlots + kSlots / 4);
-      }
-      completedSeen_ = completed_.load(std::memory_order_acquire);
+  if (producing_.exchange(true, std::memory_order_acquire)) lockProducers();
+  const uint64_t sequence = enqueued_.load(std::memory_order_relaxed);
+  // Full: wait for the worker to free the slot (it never waits for the producers), and when
+  // sleeping, for a quarter of the ring. The runner's count is read only when the count seen
+  // last does not free the slot: its cache line stays with the runner's core.
+  if (sequence >= completedSeen_ + kSlots) {
+    const uint64_t need = sequence - kSlots + 1;
+    if (completed_.load(std::memory_order_acquire) < need) {
+      fullWaits_.fetch_add(1, std::memory_order_relaxed);
+      waitForRoom(need, sequence - kSlots + kSlots / 4);
     }
-    Work& slot = slots_[sequence % kSlots];
-    slot.task = std::move(task);
-    slot.onSkip = std::move(onSkip);
-    enqueued_.store(sequence + 1, std::memory_order_release);
+    completedSeen_ = completed_.load(std::memory_order_acquire);
   }
-  wakeIfSleeping(workBell_.word());
+  Work& slot = slots_[sequence % kSlots];
+  slot.task = std::move(task);
+  slot.onSkip = std::move(onSkip);
+  enqueued_.store(sequence + 1, std::memory_order_release);
+  producing_.store(false, std::memory_order_release);
+  // One fence for both doorbells (wakeIfSleeping's): it orders the task's publication and the
+  // lock's release before the loads of their sleepers, and pairs with the fence after each
+  // sleeper's announcement (common/sleeper.h).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (producerBell_.word()->sleepers.load(std::memory_order_relaxed) != 0) producerBell_.ring();
+  if (workBell_.word()->sleepers.load(std::memory_order_relaxed) != 0) workBell_.ring();
   return sequence;
 }
 

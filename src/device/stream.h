@@ -6,13 +6,16 @@
 //
 // The hand-off is the cheapest we found to be correct: a preallocated ring of task slots
 // (enqueue moves the task and its captures into a slot: no allocation), a small lock among
-// producers only, release/acquire counters (`enqueued_`, `completed_`) that the worker and the
-// waiters poll, and a futex doorbell on each side that is rung only when somebody announced
-// they sleep on it (common/sleeper.h). A thread wake-up costs ~10 us on our 2-core VMs: a
-// host thread issuing collectives one by one used to pay a condition variable signal, a mutex
-// hand-off and a deque node per call. Like every wait in trnccl, the worker and the waiters
-// poll briefly (Backoff) before they block, and their sleeps are bounded. When the ring is
-// full, enqueue waits for the worker to free a slot (CUDA's launch queue does the same).
+// producers only (an atomic flag: one exchange and one store when uncontended, where a
+// std::mutex cost ~55 instructions; a producer that finds it taken waits like every wait here,
+// polling briefly, then sleeping on a doorbell the holder rings when it leaves), release/acquire
+// counters (`enqueued_`, `completed_`) that the worker and the waiters poll, and a futex doorbell
+// on each side that is rung only when somebody announced they sleep on it (common/sleeper.h). A
+// thread wake-up costs ~10 us on our 2-core VMs: a host thread issuing collectives one by one used
+// to pay a condition variable signal, a mutex hand-off and a deque node per call. Like every wait
+// in trnccl, the worker and the waiters poll briefly (Backoff) before they block, and their sleeps
+// are bounded. When the ring is full, enqueue waits for the worker to free a slot (CUDA's launch
+// queue does the same).
 //
 // The waiter runs the work (as a CPU runtime would): a host thread blocked in synchronize() or
 // waitFor() does not sit idle while the worker runs its tasks; it takes the stream's run token
@@ -126,6 +129,9 @@ class Stream {
   void waitForRoom(uint64_t count, uint64_t wakeAt);
   // After completed_ reached `count`: rings doneBell_ when a sleeping waiter asked for it.
   void wakeWaiters(uint64_t count);
+  // The producers' lock (producing_): taken, or waited for (polls, then sleeps on
+  // producerBell_).
+  void lockProducers();
 
   // The producers' and the runner's words live on cache lines of their own: on one line, every
   // enqueue and every completed task took the line from the other thread's core (issue 14).
@@ -134,10 +140,10 @@ class Stream {
   const int device_;
   std::unique_ptr<Work[]> slots_;  // task i lives in slots_[i % kSlots]
   std::atomic<bool> stopping_{false};
-  // Producers: tasks ever enqueued (written under enqueueMutex_).
-  alignas(kLine) std::mutex enqueueMutex_;  // among producers only
+  // Producers: tasks ever enqueued (written under the producers' lock, producing_).
+  alignas(kLine) std::atomic<bool> producing_{false};  // the lock, among producers only
   std::atomic<uint64_t> enqueued_{0};
-  uint64_t completedSeen_ = 0;  // completed_ as the producers last read it (enqueueMutex_)
+  uint64_t completedSeen_ = 0;  // completed_ as the producers last read it (producing_)
   // The token's holder: tasks run or skipped (a prefix of the enqueued ones; the index of the
   // next task to run).
   alignas(kLine) std::atomic<uint64_t> completed_{0};
@@ -148,11 +154,12 @@ class Stream {
   std::atomic<uint64_t> wakeAt_{UINT64_MAX};
   alignas(kLine) Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters ring
   alignas(kLine) Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
+  Doorbell producerBell_;  // producers waiting for producing_ sleep here (rarely: contention)
   // Stats, relaxed: the token's holder writes them, stats() reads them.
   alignas(kLine) std::atomic<uint64_t> byWaiters_{0};
   std::atomic<uint64_t> takeovers_{0};
   std::atomic<uint64_t> takeoverNs_{0};
-  std::atomic<uint64_t> fullWaits_{0};  // written under enqueueMutex_
+  std::atomic<uint64_t> fullWaits_{0};  // written under producing_
   mutable std::mutex errorMutex_;
   Status error_;  // sticky: the first failed task's Status (written by the token's holder)
   // error_ is set: readers of a healthy stream (every synchronize) skip errorMutex_.

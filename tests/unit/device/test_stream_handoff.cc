@@ -64,6 +64,49 @@ TEST(StreamHandoff, ConcurrentProducersKeepEachOnesOrder) {
   EXPECT_EQ(misordered.load(), 0u);
 }
 
+// The producers' lock under its slow path: one producer holds it while it waits for room on a
+// ring the worker cannot drain (its first task waits for a gate), so the others find it taken,
+// poll, then sleep on its doorbell. Once the gate opens, everybody gets in, nothing is lost, and
+// each producer's tasks run in its order.
+TEST(StreamHandoff, ProducersQueuedBehindOneOnAFullRingAllGetInInOrder) {
+  StreamGuard stream;
+  std::atomic<bool> gate{false};
+  ASSERT_TRUE(trnccl::device::enqueue(stream.get(), [&] {
+                const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                while (!gate.load() && std::chrono::steady_clock::now() < deadline) {
+                  std::this_thread::sleep_for(std::chrono::microseconds(100));
+                }
+                return gate.load() ? Status::ok() : Status(trnccl::Code::kInternalError, "gate");
+              }).isOk());
+  constexpr int kThreads = 3;
+  constexpr uint64_t kEach = Stream::kSlots / 2 + 5;  // together, more than the ring holds
+  std::vector<uint64_t> next(kThreads, 0);            // written by the worker only
+  std::atomic<uint64_t> misordered{0};
+  std::atomic<int> started{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    producers.emplace_back([&, t] {
+      started.fetch_add(1);
+      for (uint64_t i = 0; i < kEach; ++i) {
+        EXPECT_TRUE(trnccl::device::enqueue(stream.get(), [&, t, i] {
+                      if (next[t] != i) misordered.fetch_add(1);
+                      next[t] = i + 1;
+                      return Status::ok();
+                    }).isOk());
+      }
+    });
+  }
+  while (started.load() < kThreads) std::this_thread::yield();
+  // Long enough for the ring to fill and the other producers to go to sleep (they would be
+  // woken by their bounded sleep anyway: this only makes the slow path likely).
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  gate.store(true);
+  for (auto& producer : producers) producer.join();
+  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kEach) << "producer " << t;
+  EXPECT_EQ(misordered.load(), 0u);
+}
+
 // Stream b waits on an event recorded on stream a after a burst of tasks, many times over:
 // b's task must see every task of a's burst done, never fewer.
 TEST(StreamHandoff, CrossStreamEventsUnderBackToBackEnqueues) {
