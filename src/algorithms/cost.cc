@@ -249,23 +249,7 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
   LinkCost link = flatLink(m);
   const int instances = a.shape != nullptr ? a.shape->instances.numRows() : 0;
   if (m.multiInstance && instances > 1 && !withTransports(m)) {
-    // An instance's ranks are consecutive in the ring, so it crosses the network once per
-    // instance, the crossing rank alone on its rail's NIC, and steps along the instance's
-    // chips in between: its steps' latency is their average (as torus2d's columns), its
-    // bandwidth the slower of the NIC's (shared by the channels) and the instance's ring.
-    LinkCost within = intraLink(m);
-    if (m.ranksPerChip > 1) {
-      within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
-    }
-    const LinkCost steps = ringStepLink(m, within);
-    // The crossing rank's NIC issues each slice as a message of its own before its bytes: the
-    // ring's phase charges every slice its message (pipelinedRingPhase), not the rail's rate.
-    const double rail = m.railBandwidth / channels;
-    link = {(instances * m.interLatencyUs + (a.nranks - instances) * steps.latencyUs) / a.nranks,
-            std::min(within.bandwidth, rail)};
-    // A piece crosses the NIC at `instances` of the ring's steps, the instance's links at the
-    // others.
-    link.stepBandwidth = a.nranks / (instances / rail + (a.nranks - instances) / within.bandwidth);
+    link = instancesRingLink(m, a.nranks, instances, channels);
     link.latencyUs += (channels - 1) * kChannelStepUs;
     if (run == RingRun::kAllReduce) {
       return pipelinedRingAllReduce(a, m, a.nranks, totalBytes(a) / channels, link);

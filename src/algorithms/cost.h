@@ -92,6 +92,11 @@ struct LinkModel {
   // them: a 3D torus's Z links, a switch's higher tier. crossBandwidth 0: none.
   double crossLatencyUs = 0;
   double crossBandwidth = 0;  // GB/s per link (Z) or per chip (switch)
+  // With multiInstance, the instances of one copy of the description its fabric joins (the
+  // cross path above), the network joining only the copies: 64 servers of
+  // trn3-ultraserver-gen2 are 2 copies of 36 and 28, 62 of a ring's server steps on the
+  // switch's higher tier and 2 on the network. 1: the network joins every instance.
+  int fabricInstances = 1;
   // NeuronSwitch: intraBandwidth is a chip's port, shared by its ranks' direct transfers;
   // ranksPerServer ranks share the switch's lower tier.
   bool switched = false;
@@ -152,6 +157,14 @@ LinkCost ringStepLink(const LinkModel& m, LinkCost link);
 // piece's rate (stepBandwidth) are their average, as the simulator's chain of hops adds them
 // up (gen2: 0.5, 2 and 3 us; ringStepLink took every chip's step as a crossing).
 LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare);
+
+// A flat ring over `instances` joined by the network, an instance's ranks consecutive in it:
+// it crosses the network once per copy of the description (one rank alone on its rail's NIC,
+// shared by the channels), the copy's fabric (crossLink) between the copy's other instances
+// (LinkModel::fabricInstances), and steps along the instance's chips in between (ringStepLink,
+// a rank's DMA queue). Its latency and a piece's rate (stepBandwidth) are their average over
+// the ring's steps, its bandwidth the slowest's.
+LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels);
 
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).

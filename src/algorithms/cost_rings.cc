@@ -18,6 +18,27 @@ LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare) {
   return link;
 }
 
+LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels) {
+  LinkCost within = intraLink(m);
+  if (m.ranksPerChip > 1) {
+    within.bandwidth = std::min(within.bandwidth, dmaLink(m).bandwidth / channels);
+  }
+  const LinkCost steps = ringStepLink(m, within);
+  // The crossing rank's NIC issues each slice as a message of its own before its bytes: the
+  // ring's phase charges every slice its message (pipelinedRingPhase), not the rail's rate.
+  const double rail = m.railBandwidth / channels;
+  const int copies = (instances + m.fabricInstances - 1) / std::max(1, m.fabricInstances);
+  const int joined = instances - copies, inside = nranks - instances;
+  const LinkCost cross = crossLink(m);
+  const double fabric = cross.bandwidth / channels;
+  LinkCost link = {
+      (copies * m.interLatencyUs + joined * cross.latencyUs + inside * steps.latencyUs) / nranks,
+      std::min(within.bandwidth, rail)};
+  if (joined > 0) link.bandwidth = std::min(link.bandwidth, fabric);
+  link.stepBandwidth = nranks / (copies / rail + joined / fabric + inside / within.bandwidth);
+  return link;
+}
+
 double pairSliceUs(const LinkModel& m, double slice, LinkCost link, PairSlice kind) {
   const double piece = std::min(slice, kForwardPieceBytes);
   const double sent = m.messageUs + slice / (link.bandwidth * 1e3);

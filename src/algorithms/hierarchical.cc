@@ -40,16 +40,28 @@ LinkCost instanceRingLink(const LinkModel& m) {
 // Where the fabric joins the instances (a torus's Z links, a switch's higher tier), the columns
 // take that path, not the network: a column's rank shares its chip's link with the chip's
 // other columns (each crossing at once), a piece crossing at the link's rate.
-LinkCost railLink(const CollArgs&, const LinkModel& m) {
-  if (!m.multiInstance && m.crossBandwidth > 0 && !withTransports(m)) {
-    LinkCost link = crossLink(m);
-    link.stepBandwidth = link.bandwidth;
-    link.bandwidth /= std::max(1, m.ranksPerChip);
-    return link;
-  }
-  LinkCost link = interLink(m);
-  if (!withTransports(m)) link.stepBandwidth = m.railBandwidth;
+// Past one copy of such a description (fabricInstances), a column's ring crosses the network
+// once per copy and the fabric between the copy's instances: its latency and a piece's rate
+// their average over the column's steps, its bandwidth the slower path's.
+LinkCost fabricColumnLink(const LinkModel& m) {
+  LinkCost link = crossLink(m);
+  link.stepBandwidth = link.bandwidth;
+  link.bandwidth /= std::max(1, m.ranksPerChip);
   return link;
+}
+LinkCost railLink(const CollArgs& a, const LinkModel& m) {
+  if (withTransports(m)) return interLink(m);
+  if (!m.multiInstance && m.crossBandwidth > 0) return fabricColumnLink(m);
+  LinkCost link = interLink(m);
+  link.stepBandwidth = m.railBandwidth;
+  const int instances = a.shape != nullptr ? a.shape->instances.numRows() : 1;
+  const int copies = (instances + m.fabricInstances - 1) / std::max(1, m.fabricInstances);
+  if (copies >= instances) return link;
+  const LinkCost fabric = fabricColumnLink(m);
+  const double net = copies / static_cast<double>(instances), joined = 1 - net;
+  return {net * link.latencyUs + joined * fabric.latencyUs,
+          std::min(link.bandwidth, fabric.bandwidth), 1,
+          1 / (net / link.stepBandwidth + joined / fabric.stepBandwidth)};
 }
 using Hierarchical = GridAlgorithm<kName, &Shape::instances, railLink, instanceRingLink>;
 

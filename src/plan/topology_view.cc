@@ -182,15 +182,17 @@ void describeFabric(const topology::Topology& topo, const topology::Layout& layo
   m.ranksPerServer = layout.ranksPerInstance;
   m.switched = topo.fabric.kind == topology::FabricKind::kSwitch;
   const bool oneCopy = layout.instances <= layout.descInstances;
-  const bool fabricJoins =
-      oneCopy && (m.switched || topo.fabric.kind == topology::FabricKind::kTorus3d);
-  m.multiInstance = layout.instances > 1 && !fabricJoins;
-  if (layout.instances > 1 && fabricJoins) {
+  const bool joins = m.switched || topo.fabric.kind == topology::FabricKind::kTorus3d;
+  m.multiInstance = layout.instances > 1 && !(oneCopy && joins);
+  // Past one copy the network joins the copies, and each copy's fabric its own instances (the
+  // simulator's routes, topology::FabricModel::route).
+  if (layout.instances > 1 && joins && (oneCopy || layout.descInstances > 1)) {
     const auto& cross = m.switched ? topo.fabric.crossLink : topo.fabric.zLink;
     if (cross) {
       m.crossLatencyUs = cross->latencyUs;
       m.crossBandwidth = cross->bandwidthGbps;
     }
+    if (m.multiInstance) m.fabricInstances = layout.descInstances;
   }
 }
 
