@@ -39,29 +39,49 @@ TEST(StreamHandoff, BackToBackEnqueuesRunInOrder) {
   EXPECT_EQ(trnrtStreamQuery(stream.get()), trnrtSuccess);
 }
 
+// `threads` producers, each enqueuing `each` tasks that check they run in its order (the worker
+// is the only writer of `next` until synchronize() returns).
+class OrderedProducers {
+ public:
+  OrderedProducers(trnrtStream_t stream, int threads, uint64_t each)
+      : next_(threads, 0), each_(each) {
+    for (int t = 0; t < threads; ++t) {
+      producers_.emplace_back([this, stream, t] {
+        started_.fetch_add(1);
+        for (uint64_t i = 0; i < each_; ++i) {
+          EXPECT_TRUE(trnccl::device::enqueue(stream, [this, t, i] {
+                        if (next_[t] != i) misordered_.fetch_add(1);
+                        next_[t] = i + 1;
+                        return Status::ok();
+                      }).isOk());
+        }
+      });
+    }
+  }
+  void waitStarted() const {
+    while (started_.load() < static_cast<int>(next_.size())) std::this_thread::yield();
+  }
+  // Joins the producers, synchronizes the stream, and checks every task ran, in order.
+  void finish(trnrtStream_t stream) {
+    for (auto& producer : producers_) producer.join();
+    ASSERT_RT_OK(trnrtStreamSynchronize(stream));
+    for (size_t t = 0; t < next_.size(); ++t) EXPECT_EQ(next_[t], each_) << "producer " << t;
+    EXPECT_EQ(misordered_.load(), 0u);
+  }
+
+ private:
+  std::vector<uint64_t> next_;
+  const uint64_t each_;
+  std::atomic<uint64_t> misordered_{0};
+  std::atomic<int> started_{0};
+  std::vector<std::thread> producers_;
+};
+
 // Per producer thread, its tasks run in the order it enqueued them, and none is lost.
 TEST(StreamHandoff, ConcurrentProducersKeepEachOnesOrder) {
   StreamGuard stream;
-  constexpr int kThreads = 3;
-  constexpr uint64_t kEach = Stream::kSlots * 2 + 3;
-  std::vector<uint64_t> next(kThreads, 0);  // written by the worker only
-  std::atomic<uint64_t> misordered{0};
-  std::vector<std::thread> producers;
-  for (int t = 0; t < kThreads; ++t) {
-    producers.emplace_back([&, t] {
-      for (uint64_t i = 0; i < kEach; ++i) {
-        EXPECT_TRUE(trnccl::device::enqueue(stream.get(), [&, t, i] {
-                      if (next[t] != i) misordered.fetch_add(1);
-                      next[t] = i + 1;
-                      return Status::ok();
-                    }).isOk());
-      }
-    });
-  }
-  for (auto& producer : producers) producer.join();
-  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kEach);
-  EXPECT_EQ(misordered.load(), 0u);
+  OrderedProducers producers(stream.get(), 3, Stream::kSlots * 2 + 3);
+  producers.finish(stream.get());
 }
 
 // The producers' lock under its slow path: one producer holds it while it waits for room on a
@@ -78,33 +98,14 @@ TEST(StreamHandoff, ProducersQueuedBehindOneOnAFullRingAllGetInInOrder) {
                 }
                 return gate.load() ? Status::ok() : Status(trnccl::Code::kInternalError, "gate");
               }).isOk());
-  constexpr int kThreads = 3;
-  constexpr uint64_t kEach = Stream::kSlots / 2 + 5;  // together, more than the ring holds
-  std::vector<uint64_t> next(kThreads, 0);            // written by the worker only
-  std::atomic<uint64_t> misordered{0};
-  std::atomic<int> started{0};
-  std::vector<std::thread> producers;
-  for (int t = 0; t < kThreads; ++t) {
-    producers.emplace_back([&, t] {
-      started.fetch_add(1);
-      for (uint64_t i = 0; i < kEach; ++i) {
-        EXPECT_TRUE(trnccl::device::enqueue(stream.get(), [&, t, i] {
-                      if (next[t] != i) misordered.fetch_add(1);
-                      next[t] = i + 1;
-                      return Status::ok();
-                    }).isOk());
-      }
-    });
-  }
-  while (started.load() < kThreads) std::this_thread::yield();
+  // Together, more than the ring holds.
+  OrderedProducers producers(stream.get(), 3, Stream::kSlots / 2 + 5);
+  producers.waitStarted();
   // Long enough for the ring to fill and the other producers to go to sleep (they would be
   // woken by their bounded sleep anyway: this only makes the slow path likely).
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   gate.store(true);
-  for (auto& producer : producers) producer.join();
-  ASSERT_RT_OK(trnrtStreamSynchronize(stream.get()));
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kEach) << "producer " << t;
-  EXPECT_EQ(misordered.load(), 0u);
+  producers.finish(stream.get());
 }
 
 // Stream b waits on an event recorded on stream a after a burst of tasks, many times over:

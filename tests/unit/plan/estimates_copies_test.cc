@@ -10,6 +10,7 @@
 #include "algorithms/cost.h"
 #include "algorithms/registry.h"
 #include "plan/topology_view.h"
+#include "unit/plan/estimate_util.h"
 
 namespace trnccl::plan {
 namespace {
@@ -17,22 +18,8 @@ namespace {
 using algorithms::CollArgs;
 using algorithms::Collective;
 
-CollArgs call(const TopologyView& view, Collective coll, size_t count) {
-  CollArgs a;
-  a.coll = coll;
-  a.count = count;
-  a.nranks = view.layout->nranks;
-  a.shape = view.shape;
-  return a;
-}
-
-double estimateOf(const char* name, const CollArgs& a, const algorithms::LinkModel& links) {
-  for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(a.coll)) {
-    if (std::string(algo->name) == name) return algo->estimate(a, links);
-  }
-  ADD_FAILURE() << "no " << algorithms::collectiveName(a.coll) << " algorithm " << name;
-  return -1;
-}
+using test::call;
+using test::estimateOf;
 
 // 64 servers of trn3-ultraserver-gen2 (2,048 ranks: two copies of the description, 36 and 28
 // servers), flat ring all-gather of 32 MiB (16 KiB a rank, one slice a step): of the ring's

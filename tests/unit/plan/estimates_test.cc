@@ -9,6 +9,7 @@
 #include "algorithms/cost.h"
 #include "algorithms/registry.h"
 #include "plan/topology_view.h"
+#include "unit/plan/estimate_util.h"
 
 namespace trnccl::plan {
 namespace {
@@ -16,22 +17,8 @@ namespace {
 using algorithms::CollArgs;
 using algorithms::Collective;
 
-CollArgs call(const TopologyView& view, Collective coll, size_t count) {
-  CollArgs a;
-  a.coll = coll;
-  a.count = count;
-  a.nranks = view.layout->nranks;
-  a.shape = view.shape;
-  return a;
-}
-
-double estimateOf(const char* name, const CollArgs& a, const algorithms::LinkModel& links) {
-  for (const algorithms::Algorithm* algo : algorithms::algorithmsFor(a.coll)) {
-    if (std::string(algo->name) == name) return algo->estimate(a, links);
-  }
-  ADD_FAILURE() << "no " << algorithms::collectiveName(a.coll) << " algorithm " << name;
-  return -1;
-}
+using test::call;
+using test::estimateOf;
 
 // 2 x trn1.32xlarge, mesh all-gather of 256 KiB (4 KiB a rank): a rank's 32 messages to the
 // other instance leave through its rail's NIC with those of the rail's 3 other ranks, each a
