@@ -7,7 +7,6 @@
 
 #include "common/log.h"
 #include "device/device_api.h"
-#include "device/stream.h"
 #include "plan/planner.h"
 
 namespace trnccl::api {
@@ -110,11 +109,9 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
     return st;
   };
   // A task skipped because the stream already failed still ends: destroy waits for it.
+  // A stream given goes straight to it (onCommDevice selects nothing, device::enqueue
+  // resolves nothing).
   auto onSkip = [c](const Status&) { c->endTask(); };
-  if (stream != nullptr) {  // straight to the stream: no device to select, nothing to resolve
-    stream->enqueue(std::move(task), std::move(onSkip));
-    return Status::ok();
-  }
   Status st = onCommDevice(
       comm, stream, [&] { return device::enqueue(stream, std::move(task), std::move(onSkip)); });
   if (!st) comm.endTask();
