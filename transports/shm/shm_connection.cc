@@ -131,8 +131,8 @@ void ShmConnection::writeRecord(const Record& record) {
 }
 
 void ShmConnection::publishHead() {
+  outSync_.released();  // before the store: the peer may act on it at once (tsan_sync.h)
   outCtrl_->head.store(head_, std::memory_order_release);
-  outSync_.released();
   Doorbell::ring(peerBell_);
 }
 
@@ -284,9 +284,9 @@ Result<bool> ShmConnection::nextRecord() {
 }
 
 void ShmConnection::publishTail(bool acknowledge) {
+  inSync_.released();  // before the stores: the sender may reuse its buffer at once
   inCtrl_->tail.store(tail_, std::memory_order_seq_cst);
   if (acknowledge) inCtrl_->ack.store(++acked_, std::memory_order_seq_cst);
-  inSync_.released();
   // Only a sender that waits for room or acknowledgements asked for a ring (wantRing).
   if (inCtrl_->ringWanted.load(std::memory_order_seq_cst) != 0) Doorbell::ring(peerBell_);
 }
