@@ -112,7 +112,11 @@ class LlWriter {
   size_t write(const std::byte* src, size_t bytes, uint64_t moved);
 
  private:
-  bool room(uint64_t need);
+  bool room(uint64_t need) {
+    if (area_.count - (head_ - tail_) >= need) return true;
+    return roomAfterReadingTail(need);
+  }
+  bool roomAfterReadingTail(uint64_t need);
   // Stores the data words, then the flag (release: a reader that sees it sees the data).
   // Unrolled: a loop over atomics is kept a loop (4-5 instructions a word, session 10's callgrind).
   void put(const uint64_t (&data)[7]) {
@@ -145,6 +149,17 @@ class LlReader {
   // the lines (no staging buffer, no consumer call).
   Result<size_t> readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   bool headerSeen() const { return headerSeen_; }
+  // Whether the current message arrived whole: one load of its last line (lines become visible
+  // in the order they were written). What a poll that finds nothing costs (issue 14: ~3 polls
+  // per 8-byte message at 2 ranks went through Result<bool> and the header's Record each).
+  bool lastLineReady() const { return ready(last_); }
+  // A poll that found the message not yet there: checks the header of a longer message if it is
+  // there, and hands back the room consumed so far, so a sender short of it can finish.
+  Status idle(uint64_t tag);
+  // Whether idle() has anything to do (a header to check, room to hand back).
+  bool idleWork() const { return tail_ != published_ || (!headerSeen_ && last_ != start_); }
+  // readInto() once lastLineReady() said the message is there.
+  Result<size_t> readArrivedInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   // Whether the next LL message to arrive is the connection's message `index`; fills `header`
   // with its tag and bytes as a begin record. For a receiver expecting that message on the
   // FIFO: the two sides' sizes straddle the threshold.
@@ -158,6 +173,18 @@ class LlReader {
   // The header of message `seq` at start_, as a begin record, if all of it arrived.
   bool header(uint32_t seq, Record& record, uint32_t& index) const;
   Result<bool> readHeader(uint64_t tag);
+  // Once the last line is there (so the header line too): its tag and size against the
+  // expected ones, by two loads and compares; the message is built only on a mismatch.
+  Status checkHeader(uint64_t tag) {
+    if (headerSeen_) return Status::ok();
+    const LlLine& line = area_.line(start_);
+    if (line.word[0].load(std::memory_order_relaxed) != tag ||
+        static_cast<uint32_t>(line.word[1].load(std::memory_order_relaxed)) != bytes_) {
+      return readHeader(tag).status();
+    }
+    headerSeen_ = true;
+    return Status::ok();
+  }
   // Whether the current message arrived whole (its header checked); when not, the idle work.
   Result<bool> arrived(uint64_t tag);
   // Hands bytes [moved, moved + n) of the arrived message to put(offset, data, count), a line's
@@ -175,6 +202,7 @@ class LlReader {
   int peer_;
   uint32_t seq_;
   uint64_t start_ = 0;      // first line of the current message
+  uint64_t last_ = 0;       // its last line (begin())
   uint64_t tail_ = 0;       // lines consumed
   uint64_t published_ = 0;  // tail last published
   uint64_t bytes_ = 0;
