@@ -109,9 +109,13 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
     return st;
   };
   // A task skipped because the stream already failed still ends: destroy waits for it.
-  // A stream given goes straight to it (onCommDevice selects nothing, device::enqueue
-  // resolves nothing).
   auto onSkip = [c](const Status&) { c->endTask(); };
+  // A stream given: the task is built in its ring slot (no Task moved through enqueue), and
+  // nothing is selected or resolved.
+  if (stream != nullptr) {
+    device::enqueueInPlace(stream, std::move(task), std::move(onSkip));
+    return Status::ok();
+  }
   Status st = onCommDevice(
       comm, stream, [&] { return device::enqueue(stream, std::move(task), std::move(onSkip)); });
   if (!st) comm.endTask();
