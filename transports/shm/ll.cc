@@ -184,8 +184,9 @@ Status LlReader::idle(uint64_t tag) {
     Result<bool> seen = readHeader(tag);
     if (!seen) return seen.status();
   }
-  // Hand back the room consumed so far, so a sender short of it can finish this message.
-  if (tail_ != published_) publish();
+  // Hand back the room consumed so far when the sender is short of it for this message (it
+  // cannot be for a later one: it writes messages in order).
+  if (senderShort()) publish();
   return Status::ok();
 }
 

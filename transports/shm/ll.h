@@ -28,9 +28,11 @@
 // line, to catch a size mismatch); once the last line is there every line is (release stores,
 // acquire loads), so the receiver never reads a cache line the sender is still filling.
 //
-// Room: the receiver publishes how many lines it consumed (`tail`) every eighth of the area
-// or when it finds nothing to read, not per message; the sender re-reads it only when its cached
-// room is short. Waking: a sender skips the doorbell unless the receiver announced itself as a
+// Room: the receiver publishes how many lines it consumed (`tail`) every eighth of the area,
+// or when it waits for a message whose last line the sender has no room for by the tail last
+// published (not on every poll that finds nothing: that was a store and a doorbell check per
+// small message, issue 14), not per message; the sender re-reads it only when its cached room
+// is short. Waking: a sender skips the doorbell unless the receiver announced itself as a
 // sleeper (wakeIfSleeping, common/sleeper.h); the receiver announces, polls once more, then sleeps
 // (DoorbellSleeper), so a line written meanwhile is either seen or wakes it.
 //
@@ -154,10 +156,10 @@ class LlReader {
   // per 8-byte message at 2 ranks went through Result<bool> and the header's Record each).
   bool lastLineReady() const { return ready(last_); }
   // A poll that found the message not yet there: checks the header of a longer message if it is
-  // there, and hands back the room consumed so far, so a sender short of it can finish.
+  // there, and hands back the room consumed so far when the sender needs it for this message.
   Status idle(uint64_t tag);
   // Whether idle() has anything to do (a header to check, room to hand back).
-  bool idleWork() const { return tail_ != published_ || (!headerSeen_ && last_ != start_); }
+  bool idleWork() const { return senderShort() || (!headerSeen_ && last_ != start_); }
   // readInto() once lastLineReady() said the message is there.
   Result<size_t> readArrivedInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   // Whether the next LL message to arrive is the connection's message `index`; fills `header`
@@ -193,7 +195,11 @@ class LlReader {
   Status copyOut(uint64_t moved, size_t n, Put put) const;
   // After bytes [0, done) of the message were handed out.
   void handedOut(uint64_t done);
-  // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle).
+  // The sender cannot write the current message's last line with the room published so far
+  // (it writes line i once i - tail < count): the idle receiver must publish.
+  bool senderShort() const { return last_ - published_ >= area_.count; }
+  // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle and
+  // the sender is short).
   void consumed(uint64_t tail);
   void publish();
 
