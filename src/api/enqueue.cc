@@ -109,9 +109,13 @@ Status enqueuePlan(comm::Communicator& comm, std::shared_ptr<const schedule::Sch
     return st;
   };
   // A task skipped because the stream already failed still ends: destroy waits for it.
-  // A stream given goes straight to it (onCommDevice selects nothing, device::enqueue
-  // resolves nothing).
   auto onSkip = [c](const Status&) { c->endTask(); };
+  // A stream given: the task is built in its ring slot (no Task moved through enqueue), and
+  // nothing is selected or resolved.
+  if (stream != nullptr) {
+    device::enqueueInPlace(stream, std::move(task), std::move(onSkip));
+    return Status::ok();
+  }
   Status st = onCommDevice(
       comm, stream, [&] { return device::enqueue(stream, std::move(task), std::move(onSkip)); });
   if (!st) comm.endTask();
@@ -126,6 +130,42 @@ std::unique_ptr<TaskExtras> extrasOf(std::string owned,
   return std::unique_ptr<TaskExtras>(new TaskExtras{std::move(owned), check, std::move(keep)});
 }
 
+// What a call that is not a plain repeated one needs besides its key: its arguments completed
+// with the communicator's, the pre-multiplied operand (enqueued first), the plan (cached
+// unless pre-multiplied: its operand is a new buffer every call), the check mode's fingerprint.
+// `searched`: the cache was already asked for `key` (and missed; each find counts).
+Status planCall(comm::Communicator& comm, const algorithms::CollArgs& call, trnrtStream_t stream,
+                const std::optional<PreMul>& premul, bool searched, comm::PlanKey key,
+                std::shared_ptr<const schedule::Schedule>& sched,
+                std::unique_ptr<TaskExtras>& extras) {
+  algorithms::CollArgs args = call;
+  args.rank = comm.rank();
+  args.nranks = comm.nranks();
+  args.sliceBytes = comm.sliceBytes();
+  args.deterministic = comm.config().deterministic;
+  std::shared_ptr<void> scaled;
+  if (premul) {
+    auto made = enqueuePreMul(comm, args, *premul, stream);
+    if (!made) return made.status();
+    scaled = std::move(*made);
+  } else if (!searched) {
+    sched = comm.planCache().find(key);
+  }
+  if (sched == nullptr) {
+    args.shape = comm.topology().shape;  // only the tuner reads it (a shared_ptr: 2 atomics)
+    auto built = plan::plan(args, comm.topology().links, comm.config().tuning);
+    if (!built) return built.status();
+    sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))
+                   : comm.planCache().insert(std::move(key), std::move(*built));
+  }
+  if (comm.config().check || scaled) {
+    std::optional<comm::check::Fingerprint> check;
+    if (comm.config().check) check = comm::check::make(args, sched->algorithm);
+    extras = extrasOf({}, check, std::move(scaled));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStream_t stream,
@@ -135,61 +175,46 @@ Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStre
                      collective, extrasOf(what, check, std::move(keep)));
 }
 
-Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
+Status enqueueNow(const char* what, comm::Communicator& comm, const algorithms::CollArgs& call,
                   trnrtStream_t stream, const std::optional<PreMul>& premul) {
-  args.rank = comm.rank();
-  args.nranks = comm.nranks();
-  args.sliceBytes = comm.sliceBytes();
-  args.deterministic = comm.config().deterministic;
+  const int rank = comm.rank();
+  const int nranks = comm.nranks();
   using algorithms::Collective;
-  const size_t elem = device::dataTypeSize(args.type);
-  if ((args.coll == Collective::kAllGather || args.coll == Collective::kReduceScatter ||
-       args.coll == Collective::kAlltoAll || args.coll == Collective::kGather ||
-       args.coll == Collective::kScatter) &&
-      args.count > SIZE_MAX / elem / static_cast<size_t>(args.nranks)) {
+  const size_t elem = device::dataTypeSize(call.type);
+  if ((call.coll == Collective::kAllGather || call.coll == Collective::kReduceScatter ||
+       call.coll == Collective::kAlltoAll || call.coll == Collective::kGather ||
+       call.coll == Collective::kScatter) &&
+      call.count > SIZE_MAX / elem / static_cast<size_t>(nranks)) {
     return invalidArgument("{}: count {} x {} ranks overflows the addressable size", what,
-                           args.count, args.nranks);
+                           call.count, nranks);
   }
-  if (algorithms::rooted(args.coll)) {
-    if (args.root < 0 || args.root >= args.nranks) {
-      return invalidArgument("{}: root {} not in [0, {})", what, args.root, args.nranks);
+  if (algorithms::rooted(call.coll)) {
+    if (call.root < 0 || call.root >= nranks) {
+      return invalidArgument("{}: root {} not in [0, {})", what, call.root, nranks);
     }
     // The buffers the API checked everywhere are the others; these matter on the root only.
-    const bool rootSends = args.coll == Collective::kBroadcast || args.coll == Collective::kScatter;
-    if (args.rank == args.root && args.count > 0 &&
-        (rootSends ? args.send == nullptr : args.recv == nullptr)) {
+    const bool rootSends = call.coll == Collective::kBroadcast || call.coll == Collective::kScatter;
+    if (rank == call.root && call.count > 0 &&
+        (rootSends ? call.send == nullptr : call.recv == nullptr)) {
       return invalidArgument("{}: {} is NULL on the root", what,
                              rootSends ? "sendbuff" : "recvbuff");
     }
   }
-  std::shared_ptr<void> scaled;
-  if (premul) {
-    auto made = enqueuePreMul(comm, args, *premul, stream);
-    if (!made) return made.status();
-    scaled = std::move(*made);
-  }
-  // A repeated call reuses its plan (comm/plan_cache.h): no tuning, no schedule to build. Not
-  // with a pre-multiplied operand: its copy is a new buffer every call.
+  // A plain repeated call finds its plan by its key and copies nothing (issue 14); planning, the
+  // check mode and PreMulSum read the arguments completed with the communicator's (planCall).
   std::shared_ptr<const schedule::Schedule> sched;
-  comm::PlanKey key = comm::PlanKey::of(args, stream);
-  if (!premul) sched = comm.planCache().find(key);
+  std::unique_ptr<TaskExtras> extras;
+  comm::PlanKey key = comm::PlanKey::of(call, stream);
+  key.deterministic = comm.config().deterministic;
+  const bool plain = !premul && !comm.config().check;
+  if (plain) sched = comm.planCache().find(key);
   if (sched == nullptr) {
-    args.shape = comm.topology().shape;  // only the tuner reads it (a shared_ptr: 2 atomics)
-    auto built = plan::plan(args, comm.topology().links, comm.config().tuning);
-    if (!built) return built.status();
-    sched = premul ? std::make_shared<const schedule::Schedule>(std::move(*built))
-                   : comm.planCache().insert(std::move(key), std::move(*built));
+    TRN_TRY(planCall(comm, call, stream, premul, plain, std::move(key), sched, extras));
   }
   comm.notePlanned(sched->algorithm);
-  TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", args.rank, what,
-           args.count, device::dataTypeName(args.type), args.send, args.recv, args.root,
+  TRN_INFO(kColl, "rank {}: {} count {} {} send {} recv {} root {} stream {}", rank, what,
+           call.count, device::dataTypeName(call.type), call.send, call.recv, call.root,
            static_cast<void*>(stream));
-  std::unique_ptr<TaskExtras> extras;
-  if (comm.config().check || scaled) {
-    std::optional<comm::check::Fingerprint> check;
-    if (comm.config().check) check = comm::check::make(args, sched->algorithm);
-    extras = extrasOf({}, check, std::move(scaled));
-  }
   return enqueuePlan(comm, std::move(sched), stream, what, true, std::move(extras));
 }
 

@@ -43,7 +43,7 @@ Status enqueueSchedule(comm::Communicator& comm, schedule::Schedule s, trnrtStre
                        std::optional<comm::check::Fingerprint> check = std::nullopt,
                        std::shared_ptr<void> keep = nullptr);
 // Plans and enqueues a collective now (no group handling).
-Status enqueueNow(const char* what, comm::Communicator& comm, algorithms::CollArgs args,
+Status enqueueNow(const char* what, comm::Communicator& comm, const algorithms::CollArgs& call,
                   trnrtStream_t stream, const std::optional<PreMul>& premul = std::nullopt);
 
 }  // namespace trnccl::api

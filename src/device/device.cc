@@ -156,6 +156,10 @@ Status enqueue(trnrtStream_t stream, Task&& task, SkipHandler&& onSkip) {
   return Status::ok();
 }
 
+TaskSlot claimSlot(trnrtStream_t stream) { return stream->claim(); }
+
+void publishSlot(trnrtStream_t stream, uint64_t sequence) { stream->publish(sequence); }
+
 std::optional<MemoryLocation> locate(const void* ptr) {
   Device* device = findDevice(ptr);
   if (device == nullptr) return std::nullopt;

@@ -117,6 +117,13 @@ void Stream::lockProducers() {
 }
 
 uint64_t Stream::enqueue(Task&& task, SkipHandler&& onSkip) {
+  TaskSlot slot = claim();
+  *slot.task = std::move(task);
+  *slot.onSkip = std::move(onSkip);
+  return publish(slot.sequence);
+}
+
+TaskSlot Stream::claim() {
   if (producing_.exchange(true, std::memory_order_acquire)) lockProducers();
   const uint64_t sequence = enqueued_.load(std::memory_order_relaxed);
   // Full: wait for the worker to free the slot (it never waits for the producers), and when
@@ -131,8 +138,10 @@ uint64_t Stream::enqueue(Task&& task, SkipHandler&& onSkip) {
     completedSeen_ = completed_.load(std::memory_order_acquire);
   }
   Work& slot = slots_[sequence % kSlots];
-  slot.task = std::move(task);
-  slot.onSkip = std::move(onSkip);
+  return {&slot.task, &slot.onSkip, sequence};
+}
+
+uint64_t Stream::publish(uint64_t sequence) {
   enqueued_.store(sequence + 1, std::memory_order_release);
   producing_.store(false, std::memory_order_release);
   // One fence for both doorbells (wakeIfSleeping's): it orders the task's publication and the

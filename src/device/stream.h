@@ -69,6 +69,11 @@ class Stream {
   // instead of the task when the stream is already in error, so that work which others wait
   // for (an event record) can report the failure rather than never complete.
   uint64_t enqueue(Task&& task, SkipHandler&& onSkip = nullptr);
+  // enqueue() in two halves (device::enqueueInPlace builds the task in its slot): claim() takes
+  // the producers' lock and waits for a free slot, whose task and onSkip are empty; publish()
+  // hands that slot to the runner and releases the lock. Returns the task's sequence number.
+  TaskSlot claim();
+  uint64_t publish(uint64_t sequence);
   // Blocks until every task enqueued before the call has run or been skipped, running them on
   // the calling thread when it can take the run token; returns the sticky error, if any.
   Status synchronize();

@@ -28,9 +28,11 @@
 // line, to catch a size mismatch); once the last line is there every line is (release stores,
 // acquire loads), so the receiver never reads a cache line the sender is still filling.
 //
-// Room: the receiver publishes how many lines it consumed (`tail`) every eighth of the area
-// or when it finds nothing to read, not per message; the sender re-reads it only when its cached
-// room is short. Waking: a sender skips the doorbell unless the receiver announced itself as a
+// Room: the receiver publishes how many lines it consumed (`tail`) every eighth of the area,
+// or when it waits for a message whose last line the sender has no room for by the tail last
+// published (not on every poll that finds nothing: that was a store and a doorbell check per
+// small message, issue 14), not per message; the sender re-reads it only when its cached room
+// is short. Waking: a sender skips the doorbell unless the receiver announced itself as a
 // sleeper (wakeIfSleeping, common/sleeper.h); the receiver announces, polls once more, then sleeps
 // (DoorbellSleeper), so a line written meanwhile is either seen or wakes it.
 //
@@ -112,7 +114,11 @@ class LlWriter {
   size_t write(const std::byte* src, size_t bytes, uint64_t moved);
 
  private:
-  bool room(uint64_t need);
+  bool room(uint64_t need) {
+    if (area_.count - (head_ - tail_) >= need) return true;
+    return roomAfterReadingTail(need);
+  }
+  bool roomAfterReadingTail(uint64_t need);
   // Stores the data words, then the flag (release: a reader that sees it sees the data).
   // Unrolled: a loop over atomics is kept a loop (4-5 instructions a word, session 10's callgrind).
   void put(const uint64_t (&data)[7]) {
@@ -145,6 +151,17 @@ class LlReader {
   // the lines (no staging buffer, no consumer call).
   Result<size_t> readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   bool headerSeen() const { return headerSeen_; }
+  // Whether the current message arrived whole: one load of its last line (lines become visible
+  // in the order they were written). What a poll that finds nothing costs (issue 14: ~3 polls
+  // per 8-byte message at 2 ranks went through Result<bool> and the header's Record each).
+  bool lastLineReady() const { return ready(last_); }
+  // A poll that found the message not yet there: checks the header of a longer message if it is
+  // there, and hands back the room consumed so far when the sender needs it for this message.
+  Status idle(uint64_t tag);
+  // Whether idle() has anything to do (a header to check, room to hand back).
+  bool idleWork() const { return senderShort() || (!headerSeen_ && last_ != start_); }
+  // readInto() once lastLineReady() said the message is there.
+  Result<size_t> readArrivedInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag);
   // Whether the next LL message to arrive is the connection's message `index`; fills `header`
   // with its tag and bytes as a begin record. For a receiver expecting that message on the
   // FIFO: the two sides' sizes straddle the threshold.
@@ -158,6 +175,18 @@ class LlReader {
   // The header of message `seq` at start_, as a begin record, if all of it arrived.
   bool header(uint32_t seq, Record& record, uint32_t& index) const;
   Result<bool> readHeader(uint64_t tag);
+  // Once the last line is there (so the header line too): its tag and size against the
+  // expected ones, by two loads and compares; the message is built only on a mismatch.
+  Status checkHeader(uint64_t tag) {
+    if (headerSeen_) return Status::ok();
+    const LlLine& line = area_.line(start_);
+    if (line.word[0].load(std::memory_order_relaxed) != tag ||
+        static_cast<uint32_t>(line.word[1].load(std::memory_order_relaxed)) != bytes_) {
+      return readHeader(tag).status();
+    }
+    headerSeen_ = true;
+    return Status::ok();
+  }
   // Whether the current message arrived whole (its header checked); when not, the idle work.
   Result<bool> arrived(uint64_t tag);
   // Hands bytes [moved, moved + n) of the arrived message to put(offset, data, count), a line's
@@ -166,7 +195,11 @@ class LlReader {
   Status copyOut(uint64_t moved, size_t n, Put put) const;
   // After bytes [0, done) of the message were handed out.
   void handedOut(uint64_t done);
-  // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle).
+  // The sender cannot write the current message's last line with the room published so far
+  // (it writes line i once i - tail < count): the idle receiver must publish.
+  bool senderShort() const { return last_ - published_ >= area_.count; }
+  // Lines consumed up to `tail`; published lazily (every eighth of the area, or when idle and
+  // the sender is short).
   void consumed(uint64_t tail);
   void publish();
 
@@ -175,6 +208,7 @@ class LlReader {
   int peer_;
   uint32_t seq_;
   uint64_t start_ = 0;      // first line of the current message
+  uint64_t last_ = 0;       // its last line (begin())
   uint64_t tail_ = 0;       // lines consumed
   uint64_t published_ = 0;  // tail last published
   uint64_t bytes_ = 0;

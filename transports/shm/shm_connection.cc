@@ -342,7 +342,16 @@ Result<size_t> ShmConnection::consumeCurrent(size_t max, const Consumer& consume
 Result<size_t> ShmConnection::recvInto(std::byte* dst, size_t max) {
   if (!llRecv_) return Connection::recvInto(dst, max);
   if (recv_.complete()) return size_t{0};
-  Result<size_t> n = llIn_.readInto(dst, recv_.clamp(max), recv_.moved(), recv_.tag());
+  // Most polls find nothing: two loads (the message's last line, the FIFO's head), no Result
+  // built by the reader, no call unless there is idle work or a record on the other path.
+  if (!llIn_.lastLineReady()) {
+    if (llIn_.idleWork()) TRN_TRY(llIn_.idle(recv_.tag()));
+    if (!llIn_.headerSeen() && inCtrl_->head.load(std::memory_order_relaxed) != tail_) {
+      TRN_TRY(checkOtherPath());
+    }
+    return size_t{0};
+  }
+  Result<size_t> n = llIn_.readArrivedInto(dst, recv_.clamp(max), recv_.moved(), recv_.tag());
   if (!n) return n;
   recv_.advance(*n);
   if (*n == 0 && !llIn_.headerSeen()) TRN_TRY(checkOtherPath());

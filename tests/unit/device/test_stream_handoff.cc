@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -174,6 +175,38 @@ TEST(StreamHandoff, ErrorMidBurstSkipsTheRest) {
   }
   EXPECT_NE(trnrtStreamSynchronize(stream.get()), trnrtSuccess);
   EXPECT_EQ(ran.load(), 101u);
+}
+
+// Tasks built in their slot (device::enqueueInPlace, the collectives' path) and moved in
+// (enqueue) share one order, past the ring's size (claims that wait for a free slot); after a
+// failure the in-place tasks' skip handlers run instead, in order; and every capture is
+// destroyed once its task ran or was skipped (a slot's task is empty when claimed again).
+TEST(StreamHandoff, TasksBuiltInTheirSlotKeepOrderAndSkipAfterAnError) {
+  StreamGuard stream;
+  uint64_t ran = 0;
+  std::atomic<uint64_t> misordered{0}, skipped{0};
+  auto alive = std::make_shared<int>(0);
+  for (uint64_t i = 0; i < kMany; ++i) {
+    auto task = [&ran, &misordered, i, keep = alive] {
+      if (ran != i) misordered.fetch_add(1);
+      ran = i + 1;
+      return i == kMany - 10 ? Status(trnccl::Code::kInternalError, "fails") : Status::ok();
+    };
+    if (i % 3 == 0) {
+      ASSERT_TRUE(trnccl::device::enqueue(stream.get(), std::move(task)).isOk());
+    } else {
+      trnccl::device::enqueueInPlace(
+          stream.get(), std::move(task),
+          [&skipped, keep = alive](const Status&) { skipped.fetch_add(1); });
+    }
+  }
+  EXPECT_NE(trnrtStreamSynchronize(stream.get()), trnrtSuccess);
+  EXPECT_EQ(ran, kMany - 9);
+  EXPECT_EQ(misordered.load(), 0u);
+  uint64_t inPlaceAfter = 0;  // of the 9 tasks after the failed one, those built in place
+  for (uint64_t i = kMany - 9; i < kMany; ++i) inPlaceAfter += i % 3 != 0;
+  EXPECT_EQ(skipped.load(), inPlaceAfter);
+  EXPECT_EQ(alive.use_count(), 1);
 }
 
 }  // namespace
