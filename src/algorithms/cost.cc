@@ -125,6 +125,10 @@ LevelHardware levelHardware(const LinkModel& m, const PartnerLevel& l) {
     // issues their messages one after another.
     h.links.offInstance = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs,
                            m.interBandwidth, static_cast<double>(std::max(1, m.ranksPerRail))};
+    if (l.railSenders > 0 && l.railSenders < m.ranksPerRail) {  // fewer of them send
+      h.links.offInstance = {m.interLatencyUs + (l.railSenders - 1) * m.messageUs,
+                             m.railBandwidth / l.railSenders, l.railSenders};
+    }
     h.network = true;
   } else if (m.crossBandwidth > 0) {
     h.links.offInstance = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders),

@@ -216,6 +216,13 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
 struct PairCount {
   int pairs = 0, off = 0, offInstance = 0, crossed = 0;
   double hops = 0, crossHops = 0;
+  // The double binary tree's edges (few of a level on an instance): pairs on the same copy
+  // take its fabric, not the network, and the network's pairs are counted on each NIC (nicOf:
+  // every rank's), children (sending up) and parents (sending down) apart: a level's rail
+  // senders are the busiest NIC's of either (PartnerLevel::railSenders).
+  bool byCopy = false;
+  const std::vector<int>* nicOf = nullptr;
+  std::vector<int> nicEnds[2];
 
   // `fabric`: the job's, to count the links between instances a route takes (nullptr: none).
   void add(const topology::Topology& topo, const topology::Layout& layout,
@@ -226,7 +233,9 @@ struct PairCount {
     ++off;
     hops += route ? route->hops : 1;
     if (layout.place(r).instance == layout.place(q).instance) return;
+    if (byCopy && layout.descCopy(r) == layout.descCopy(q)) return;
     ++offInstance;
+    if (nicOf != nullptr) countNicEnds(layout, r, q);
     if (fabric == nullptr) return;
     auto path = fabric->route(r, q);
     if (!path) return;
@@ -241,15 +250,32 @@ struct PairCount {
       crossHops += links;
     }
   }
+  void countNicEnds(const topology::Layout& layout, int r, int q) {
+    const int nics = 1 + *std::max_element(nicOf->begin(), nicOf->end());
+    for (int side = 0; side < 2; ++side) {
+      const int end = side == 0 ? r : q;
+      const int nic = (*nicOf)[static_cast<size_t>(end)];
+      nicEnds[side].resize(static_cast<size_t>(layout.instances * nics));
+      ++nicEnds[side][static_cast<size_t>(layout.place(end).instance * nics + nic)];
+    }
+  }
   algorithms::PartnerLevel level() const {
     if (pairs == 0) return {};
-    return {static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
-            static_cast<double>(offInstance) / pairs, crossed > 0 ? crossHops / crossed : 0};
+    algorithms::PartnerLevel l{static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
+                               static_cast<double>(offInstance) / pairs,
+                               crossed > 0 ? crossHops / crossed : 0};
+    for (const std::vector<int>& ends : nicEnds) {
+      if (!ends.empty()) {
+        l.railSenders =
+            std::max<double>(l.railSenders, *std::max_element(ends.begin(), ends.end()));
+      }
+    }
+    return l;
   }
 };
 
 void describePartners(const topology::Topology& topo, const topology::Layout& layout,
-                      algorithms::LinkModel& m) {
+                      const std::vector<int>& nicOf, algorithms::LinkModel& m) {
   const int n = layout.nranks;
   auto built = topology::FabricModel::build(topo, layout);
   const topology::FabricModel* fabric = built ? &*built : nullptr;
@@ -266,6 +292,10 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   m.partnerLevels = k;
   // The double binary tree's edges (child to parent, both trees), by their length's level.
   std::array<PairCount, algorithms::kPartnerLevels> tree{};
+  for (PairCount& level : tree) {
+    level.byCopy = m.multiInstance && m.fabricInstances > 1;
+    if (m.multiInstance && static_cast<int>(nicOf.size()) == n) level.nicOf = &nicOf;
+  }
   for (int t = 0; t < 2; ++t) {
     for (int pos = 0; pos < n; ++pos) {
       const int parent = algorithms::doubleBinaryTree(n, pos, t).parent;
@@ -346,7 +376,7 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
   m.meshMaxHops = farthestHops(*topo, *layout, direct);
   describeDirect(*topo, *layout, direct, m);
   m.instanceRingLatencyUs = instanceRingLatency(*topo, *layout);
-  describePartners(*topo, *layout, m);
+  describePartners(*topo, *layout, shape->rails, m);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "
