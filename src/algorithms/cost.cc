@@ -113,7 +113,8 @@ struct LevelHardware {
 LevelHardware levelHardware(const LinkModel& m, const PartnerLevel& l) {
   const double perChip = std::max(1, m.ranksPerChip);
   const double hops = std::max(1.0, l.hops);
-  const double senders = std::max(1.0, std::round(l.offChip * perChip));
+  const double senders =
+      std::max(1.0, l.chipSenders > 0 ? l.chipSenders : std::round(l.offChip * perChip));
   LevelHardware h;
   h.offChip = l.offChip;
   h.across = std::min(l.offInstance, l.offChip);

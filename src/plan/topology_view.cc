@@ -216,13 +216,14 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
 struct PairCount {
   int pairs = 0, off = 0, offInstance = 0, crossed = 0;
   double hops = 0, crossHops = 0;
-  // The double binary tree's edges (few of a level on an instance): pairs on the same copy
-  // take its fabric, not the network, and the network's pairs are counted on each NIC (nicOf:
-  // every rank's), children (sending up) and parents (sending down) apart: a level's rail
-  // senders are the busiest NIC's of either (PartnerLevel::railSenders).
-  bool byCopy = false;
+  // The double binary tree's edges (few of a level on an instance; `r` the child): pairs on
+  // the same copy take its fabric, not the network. Their senders are counted where they
+  // share a link: on each chip (its links off the chip) and on each NIC (nicOf: every rank's),
+  // children only, since a parent's two children are its fanIn (TreeLevel), received one after
+  // the other: PartnerLevel::chipSenders and railSenders, the busiest chip's and NIC's.
+  bool treeEdges = false, byCopy = false;
   const std::vector<int>* nicOf = nullptr;
-  std::vector<int> nicEnds[2];
+  std::vector<int> chipEnds, nicEnds;
 
   // `fabric`: the job's, to count the links between instances a route takes (nullptr: none).
   void add(const topology::Topology& topo, const topology::Layout& layout,
@@ -231,11 +232,15 @@ struct PairCount {
     auto route = topology::routeBetweenRanks(topo, layout, r, q);
     if (route && route->hops == 0) return;  // the same chip
     ++off;
+    if (treeEdges) countEnd(chipEnds, layout, r, layout.place(r).chip, layout.chipsPerInstance);
     hops += route ? route->hops : 1;
     if (layout.place(r).instance == layout.place(q).instance) return;
     if (byCopy && layout.descCopy(r) == layout.descCopy(q)) return;
     ++offInstance;
-    if (nicOf != nullptr) countNicEnds(layout, r, q);
+    if (nicOf != nullptr) {
+      countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)],
+               1 + *std::max_element(nicOf->begin(), nicOf->end()));
+    }
     if (fabric == nullptr) return;
     auto path = fabric->route(r, q);
     if (!path) return;
@@ -250,26 +255,22 @@ struct PairCount {
       crossHops += links;
     }
   }
-  void countNicEnds(const topology::Layout& layout, int r, int q) {
-    const int nics = 1 + *std::max_element(nicOf->begin(), nicOf->end());
-    for (int side = 0; side < 2; ++side) {
-      const int end = side == 0 ? r : q;
-      const int nic = (*nicOf)[static_cast<size_t>(end)];
-      nicEnds[side].resize(static_cast<size_t>(layout.instances * nics));
-      ++nicEnds[side][static_cast<size_t>(layout.place(end).instance * nics + nic)];
-    }
+  // One more sender on `unit` (of `units` an instance) of rank r's instance.
+  static void countEnd(std::vector<int>& ends, const topology::Layout& layout, int r, int unit,
+                       int units) {
+    ends.resize(static_cast<size_t>(layout.instances * std::max(1, units)));
+    ++ends[static_cast<size_t>(layout.place(r).instance * std::max(1, units) + unit)];
   }
   algorithms::PartnerLevel level() const {
     if (pairs == 0) return {};
     algorithms::PartnerLevel l{static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
                                static_cast<double>(offInstance) / pairs,
                                crossed > 0 ? crossHops / crossed : 0};
-    for (const std::vector<int>& ends : nicEnds) {
-      if (!ends.empty()) {
-        l.railSenders =
-            std::max<double>(l.railSenders, *std::max_element(ends.begin(), ends.end()));
-      }
-    }
+    auto busiest = [](const std::vector<int>& ends) {
+      return ends.empty() ? 0.0 : static_cast<double>(*std::max_element(ends.begin(), ends.end()));
+    };
+    l.chipSenders = busiest(chipEnds);
+    l.railSenders = busiest(nicEnds);
     return l;
   }
 };
@@ -293,6 +294,7 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   // The double binary tree's edges (child to parent, both trees), by their length's level.
   std::array<PairCount, algorithms::kPartnerLevels> tree{};
   for (PairCount& level : tree) {
+    level.treeEdges = true;
     level.byCopy = m.multiInstance && m.fabricInstances > 1;
     if (m.multiInstance && static_cast<int>(nicOf.size()) == n) level.nicOf = &nicOf;
   }
