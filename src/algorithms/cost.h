@@ -49,6 +49,12 @@ struct PartnerLevel {
   // Average links between instances of the fabric (Z links) on the routes of the pairs that
   // cross them (0: none, or the network): each carries the transfers of the chips in between.
   double crossHops = 0;
+  // The double binary tree's edges (few of a level on a chip or an instance): the busiest
+  // chip's ranks sending off the chip, and the busiest NIC's sending across the network
+  // (children only: a parent's two are TreeLevel::fanIn). 0: every rank of the chip at
+  // offChip's share, every rank of the rail (LinkModel::ranksPerRail).
+  double chipSenders = 0;
+  double railSenders = 0;
 };
 // Levels k = 0 .. kPartnerLevels-1 (distance 1 .. 2^15); a fixed array, so that copying a
 // LinkModel never allocates.

@@ -22,7 +22,11 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
   for (const TreeLevel& l : levels) {
     const double perChunk = chunk / (l.link.bandwidth * 1e3);
     const double received = std::max(perChunk, reduceUs(m, chunk));  // a child's chunk reduced
-    climb += m.messageUs + l.link.latencyUs + l.fanIn * received;
+    // On the way up a parent's children send at once, each on its own link, and the parent
+    // forwards as it reduces the last (recvReduceSend): a chunk's climb waits for one child's
+    // chunk a level and reduces the others' (trnccl-sim's trace at 2,048 ranks: a network
+    // level takes its latency and one chunk, 26 us of trn2-ultraserver's x 16, not two).
+    climb += m.messageUs + l.link.latencyUs + received + (l.fanIn - 1) * reduceUs(m, chunk);
     // A rank runs a round's steps one after another: interior in one tree it takes fanIn
     // chunks up (reducing them) and sends fanIn down; a leaf of the other, one each way. And a
     // round waits for its parent's previous one: a round trip on the level's link.
@@ -35,7 +39,13 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
   // path, not two (a single chunk simulated at 1.5-1.6x the two). With transports the form the
   // transport terms were measured against stays.
   const double climbs = withTransports(m) ? 2 : 3;
-  return climbs * climb + (chunks - 1) * round;
+  if (withTransports(m)) return climbs * climb + (chunks - 1) * round;
+  // Nor do the chunks pipeline much: a rank's rounds run in order, and its round of one tree
+  // waits for the chunk's climb of the other below it, so chunk i + 1 leaves a leaf only after
+  // chunk i has climbed (and come down) the other tree that far. trnccl-sim: 2 MiB (4 chunks)
+  // takes 3.9-4.1x 512 KiB's time, 32 MiB 64x, from 32 to 2,048 ranks; a chunk's period is the
+  // busiest level's round where that is longer.
+  return climbs * climb + (chunks - 1) * std::max(round, climbs * climb);
 }
 
 double bruckPhase(const CollArgs& a, const LinkModel& m) {

@@ -5,6 +5,7 @@
 // comment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "algorithms/cost.h"
@@ -47,6 +48,44 @@ TEST(EstimatesCopies, RingCrossesTheNetworkOncePerCopy) {
   const double hierarchical = estimateOf("hierarchical", a, view->links);
   EXPECT_NEAR(hierarchical, 2255.0, 0.05 * 2255.0);
   EXPECT_LT(ring, hierarchical);
+}
+
+// 16 servers of trn3-ultraserver-gen1 (2,048 ranks, 128 a server, 8 a chip; four copies of
+// the description's four servers, the network joining the copies), double binary tree all-reduce of
+// 512 KiB: one chunk of 256 KiB a tree. Its edges of a level are few: one child a chip
+// (chipSenders) and one a NIC (railSenders), so a level's link is a sender's whole (the chip's
+// 2,560 GB/s port, the rail's 25 GB/s), not the 8 ranks' share of it; a parent's second child is
+// received while it takes the first, and forwarded as it is reduced, so a level costs a message,
+// its latency, one chunk and the other child's reduction. Levels root-most first (edges 1,024 to 1
+// apart): three on the network (the third half its pairs within a copy, on its switch: 8.5 us),
+// five within a server on the switch (2 us), one half on the chip (1.25 us, the DMA queue's 612.5
+// GB/s), two on it (0.5 us). Three climbs (cost.h treeAllReduceTime). trnccl-sim: 285.3 us, rdh 318
+// (picked before: the tree estimated 2,567, every rank of a NIC counted on the long edges).
+TEST(EstimatesCopies, TreeEdgesAreFewOnAChipAndANic) {
+  auto view = describeTopology("trn3-ultraserver-gen1", 2048);
+  ASSERT_TRUE(view) << view.status().message();
+  const algorithms::LinkModel& m = view->links;
+  ASSERT_TRUE(m.multiInstance);
+  for (int k = 3; k <= 10; ++k) EXPECT_EQ(m.treePartners[k].chipSenders, 1) << k;
+  for (int k = 8; k <= 10; ++k) EXPECT_EQ(m.treePartners[k].railSenders, 1) << k;
+  const CollArgs a = call(*view, Collective::kAllReduce, 131072);
+  const double chunk = 262144, reduce = 3 * chunk / (m.hbmBandwidth * 1e3);
+  struct Level {
+    double latency, gbs;
+    int fanIn;
+  };
+  const Level levels[] = {{15, 25, 1},      {15, 25, 2},     {8.5, 25, 2},   {2, 2560, 2},
+                          {2, 2560, 2},     {2, 2560, 2},    {2, 2560, 2},   {2, 2560, 2},
+                          {1.25, 612.5, 2}, {0.5, 612.5, 2}, {0.5, 612.5, 2}};
+  double climb = 0;
+  for (const Level& l : levels) {
+    climb +=
+        m.messageUs + l.latency + std::max(chunk / (l.gbs * 1e3), reduce) + (l.fanIn - 1) * reduce;
+  }
+  const double tree = estimateOf("tree", a, m);
+  EXPECT_NEAR(tree, 3 * climb, 0.01);
+  EXPECT_NEAR(tree, 285.3, 0.15 * 285.3);
+  EXPECT_LT(tree, estimateOf("rdh", a, m));
 }
 
 }  // namespace
