@@ -172,6 +172,10 @@ LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare);
 // the ring's steps, its bandwidth the slowest's.
 LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels);
 
+// How many copies of the description `instances` instances span (LinkModel::fabricInstances
+// a copy; the network joins the copies): ceil(instances / fabricInstances).
+int descriptionCopies(const LinkModel& m, int instances);
+
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).
 double transportMessagesUs(const LinkModel& m, int messages);

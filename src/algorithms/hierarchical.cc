@@ -55,7 +55,7 @@ LinkCost railLink(const CollArgs& a, const LinkModel& m) {
   LinkCost link = interLink(m);
   link.stepBandwidth = m.railBandwidth;
   const int instances = a.shape != nullptr ? a.shape->instances.numRows() : 1;
-  const int copies = (instances + m.fabricInstances - 1) / std::max(1, m.fabricInstances);
+  const int copies = descriptionCopies(m, instances);
   if (copies >= instances) return link;
   const LinkCost fabric = fabricColumnLink(m);
   const double net = copies / static_cast<double>(instances), joined = 1 - net;
