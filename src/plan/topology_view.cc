@@ -216,11 +216,15 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
 struct PairCount {
   int pairs = 0, off = 0, offInstance = 0, crossed = 0;
   double hops = 0, crossHops = 0;
-  // The double binary tree's edges (few of a level on an instance; `r` the child): pairs on
-  // the same copy take its fabric, not the network. Their senders are counted where they
-  // share a link: on each chip (its links off the chip) and on each NIC (nicOf: every rank's),
-  // children only, since a parent's two children are its fanIn (TreeLevel), received one after
-  // the other: PartnerLevel::chipSenders and railSenders, the busiest chip's and NIC's.
+  // byCopy (past one copy of a fabric-joined description): pairs of one copy on different
+  // instances take its fabric, as the simulator routes them (FabricModel::route), not the
+  // network; they count as off the chip, with their route's hops and Z links (rdh's, Bruck's
+  // and the tree's levels alike).
+  // The double binary tree's edges (few of a level on an instance; `r` the child): their senders
+  // are counted where they share a link: on each chip (its links off the chip) and on each NIC
+  // (nicOf: every rank's), children only, since a parent's two children are its fanIn (TreeLevel),
+  // received one after the other: PartnerLevel::chipSenders and railSenders, the busiest chip's and
+  // NIC's.
   bool treeEdges = false, byCopy = false;
   const std::vector<int>* nicOf = nullptr;
   std::vector<int> chipEnds, nicEnds;
@@ -235,11 +239,13 @@ struct PairCount {
     if (treeEdges) countEnd(chipEnds, layout, r, layout.place(r).chip, layout.chipsPerInstance);
     hops += route ? route->hops : 1;
     if (layout.place(r).instance == layout.place(q).instance) return;
-    if (byCopy && layout.descCopy(r) == layout.descCopy(q)) return;
-    ++offInstance;
-    if (nicOf != nullptr) {
-      countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)],
-               1 + *std::max_element(nicOf->begin(), nicOf->end()));
+    // Pairs of one copy take its fabric's cross path (counted below), not the network.
+    if (!byCopy || layout.descCopy(r) != layout.descCopy(q)) {
+      ++offInstance;
+      if (nicOf != nullptr) {
+        countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)],
+                 1 + *std::max_element(nicOf->begin(), nicOf->end()));
+      }
     }
     if (fabric == nullptr) return;
     auto path = fabric->route(r, q);
@@ -280,9 +286,11 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   const int n = layout.nranks;
   auto built = topology::FabricModel::build(topo, layout);
   const topology::FabricModel* fabric = built ? &*built : nullptr;
+  const bool byCopy = m.multiInstance && m.fabricInstances > 1;
   int k = 0;
   for (; k < algorithms::kPartnerLevels && (1 << k) < n; ++k) {
     PairCount xors, shifts;
+    xors.byCopy = shifts.byCopy = byCopy;
     for (int r = 0; r < n; ++r) {
       if (const int q = r ^ (1 << k); q < n) xors.add(topo, layout, fabric, r, q);
       shifts.add(topo, layout, fabric, r, (r + (1 << k)) % n);
@@ -295,7 +303,7 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   std::array<PairCount, algorithms::kPartnerLevels> tree{};
   for (PairCount& level : tree) {
     level.treeEdges = true;
-    level.byCopy = m.multiInstance && m.fabricInstances > 1;
+    level.byCopy = byCopy;
     if (m.multiInstance && static_cast<int>(nicOf.size()) == n) level.nicOf = &nicOf;
   }
   for (int t = 0; t < 2; ++t) {

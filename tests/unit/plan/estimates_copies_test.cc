@@ -77,13 +77,21 @@ TEST(EstimatesCopies, TreeEdgesAreFewOnAChipAndANic) {
   const Level levels[] = {{15, 25, 1},      {15, 25, 2},     {8.5, 25, 2},   {2, 2560, 2},
                           {2, 2560, 2},     {2, 2560, 2},    {2, 2560, 2},   {2, 2560, 2},
                           {1.25, 612.5, 2}, {0.5, 612.5, 2}, {0.5, 612.5, 2}};
-  double climb = 0;
+  // One chunk a tree (256 KiB of 512 KiB): it climbs with every rank sending at once, then
+  // the other tree's climb (waiting for this one's way down there) and its own way down, each
+  // level of those forwarding a 64 KiB piece on a link of its own and the second child's chunk
+  // after the first's (each level's edges alone on their links here: one a chip and a NIC).
+  const double piece = 65536, pieceReduce = 3 * piece / (m.hbmBandwidth * 1e3);
+  double climb = 0, again = 0, descent = 0;
   for (const Level& l : levels) {
     climb +=
         m.messageUs + l.latency + std::max(chunk / (l.gbs * 1e3), reduce) + (l.fanIn - 1) * reduce;
+    again += m.messageUs + l.latency + std::max(piece / (l.gbs * 1e3), pieceReduce);
+    descent += l.fanIn * m.messageUs + l.latency + piece / (l.gbs * 1e3) +
+               (l.fanIn - 1) * chunk / (l.gbs * 1e3);
   }
   const double tree = estimateOf("tree", a, m);
-  EXPECT_NEAR(tree, 3 * climb, 0.01);
+  EXPECT_NEAR(tree, climb + std::max(again, descent) + descent, 0.01);
   EXPECT_NEAR(tree, 285.3, 0.15 * 285.3);
   EXPECT_LT(tree, estimateOf("rdh", a, m));
 }
