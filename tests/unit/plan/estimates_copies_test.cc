@@ -96,5 +96,36 @@ TEST(EstimatesCopies, TreeEdgesAreFewOnAChipAndANic) {
   EXPECT_LT(tree, estimateOf("rdh", a, m));
 }
 
+// 8 instances of trn2-ultraserver (1,024 ranks, 128 an instance; two copies of the
+// description's four, Z rings joining a copy's instances and the network the copies). rdh's
+// partners 128 and 256 apart are on another instance of the same copy: one and two Z hops
+// (1.5 us each, a NeuronLink's latency), not the network; 512 apart, on the other copy: the
+// network (15 us, and the rail's other 7 ranks' messages before, 0.2 us each). Bruck's shift by
+// 128 crosses the network only from each copy's last instance (2 pairs in 8). Before, every one of
+// these was the network's, and rdh was estimated at 1.4-1.85x its simulated time past one copy.
+// trnccl-sim, trn3-ultraserver-gen1 x 8 all-reduce 8 B (the same copies): rdh 62.6 us, the tree
+// 123.3; rdh was estimated at 116 and the tree picked (97 % slower).
+TEST(EstimatesCopies, RdhPairsOfOneCopyTakeItsFabric) {
+  auto view = describeTopology("trn2-ultraserver", 1024);
+  ASSERT_TRUE(view) << view.status().message();
+  const algorithms::LinkModel& m = view->links;
+  ASSERT_TRUE(m.multiInstance);
+  ASSERT_EQ(m.fabricInstances, 4);
+  EXPECT_EQ(m.xorPartners[7].offInstance, 0);
+  EXPECT_EQ(m.xorPartners[8].offInstance, 0);
+  EXPECT_EQ(m.xorPartners[9].offInstance, 1);
+  EXPECT_EQ(m.shiftPartners[7].offInstance, 2.0 / 8);
+  EXPECT_NEAR(algorithms::levelLink(m, m.xorPartners, 7).latencyUs, 1.5, 1e-9);
+  EXPECT_NEAR(algorithms::levelLink(m, m.xorPartners, 8).latencyUs, 2 * 1.5, 1e-9);
+  EXPECT_NEAR(algorithms::levelLink(m, m.xorPartners, 9).latencyUs, 15 + 7 * 0.2, 1e-9);
+
+  auto gen1 = describeTopology("trn3-ultraserver-gen1", 1024);
+  ASSERT_TRUE(gen1) << gen1.status().message();
+  const CollArgs a = call(*gen1, Collective::kAllReduce, 2);
+  const double rdh = estimateOf("rdh", a, gen1->links);
+  EXPECT_NEAR(rdh, 62.6, 0.05 * 62.6);
+  EXPECT_LT(rdh, estimateOf("tree", a, gen1->links));
+}
+
 }  // namespace
 }  // namespace trnccl::plan
