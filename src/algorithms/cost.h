@@ -322,12 +322,13 @@ struct TreeLevel {
 };
 
 // A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
-// pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
-// (a message, the latency and fanIn chunks received and reduced per level, both ways), the
-// two trees' rounds on every rank one after the other (three climbs on its path). Then
-// every chunk index costs a round of the busiest level: its rank runs the round's steps one
-// after another (fanIn chunks up and fanIn down in its interior tree, one each way in the
-// other) and waits for its parent's previous round (a round trip on the link).
+// in chunks of at most chunkBytes. A chunk climbs tree 0 with every rank sending at once (a
+// message, the latency, a child's chunk and the other's reduction a level), then, the two
+// trees' rounds running on every rank one after the other, the later of tree 1's climb and
+// tree 0's way down to tree 1's root, then tree 1's way down (each level a piece, and the
+// second child's chunk after the first's, on links the chunk has to itself). The chunks do not
+// pipeline: each further one costs that again, or the busiest level's round where longer (a
+// rank's round's steps one after another, waiting for its parent's previous round).
 double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
                          const LinkModel& m);
 
