@@ -113,7 +113,8 @@ struct LevelHardware {
 LevelHardware levelHardware(const LinkModel& m, const PartnerLevel& l) {
   const double perChip = std::max(1, m.ranksPerChip);
   const double hops = std::max(1.0, l.hops);
-  const double senders = std::max(1.0, std::round(l.offChip * perChip));
+  const double senders =
+      std::max(1.0, l.chipSenders > 0 ? l.chipSenders : std::round(l.offChip * perChip));
   LevelHardware h;
   h.offChip = l.offChip;
   h.across = std::min(l.offInstance, l.offChip);
@@ -125,6 +126,10 @@ LevelHardware levelHardware(const LinkModel& m, const PartnerLevel& l) {
     // issues their messages one after another.
     h.links.offInstance = {m.interLatencyUs + std::max(0, m.ranksPerRail - 1) * m.messageUs,
                            m.interBandwidth, static_cast<double>(std::max(1, m.ranksPerRail))};
+    if (l.railSenders > 0 && l.railSenders < m.ranksPerRail) {  // fewer of them send
+      h.links.offInstance = {m.interLatencyUs + (l.railSenders - 1) * m.messageUs,
+                             m.railBandwidth / l.railSenders, l.railSenders};
+    }
     h.network = true;
   } else if (m.crossBandwidth > 0) {
     h.links.offInstance = {m.crossLatencyUs * hops, m.crossBandwidth / (hops * senders),

@@ -49,6 +49,12 @@ struct PartnerLevel {
   // Average links between instances of the fabric (Z links) on the routes of the pairs that
   // cross them (0: none, or the network): each carries the transfers of the chips in between.
   double crossHops = 0;
+  // The double binary tree's edges (few of a level on a chip or an instance): the busiest
+  // chip's ranks sending off the chip, and the busiest NIC's sending across the network
+  // (children only: a parent's two are TreeLevel::fanIn). 0: every rank of the chip at
+  // offChip's share, every rank of the rail (LinkModel::ranksPerRail).
+  double chipSenders = 0;
+  double railSenders = 0;
 };
 // Levels k = 0 .. kPartnerLevels-1 (distance 1 .. 2^15); a fixed array, so that copying a
 // LinkModel never allocates.
@@ -165,6 +171,10 @@ LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare);
 // a rank's DMA queue). Its latency and a piece's rate (stepBandwidth) are their average over
 // the ring's steps, its bandwidth the slowest's.
 LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels);
+
+// How many copies of the description `instances` instances span (LinkModel::fabricInstances
+// a copy; the network joins the copies): ceil(instances / fabricInstances).
+int descriptionCopies(const LinkModel& m, int instances);
 
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).
@@ -312,12 +322,13 @@ struct TreeLevel {
 };
 
 // A double binary tree all-reduce of `bytes` (allreduce/tree.cc): two trees, each over half,
-// pipelined in chunks of at most chunkBytes. A chunk climbs every level and comes back down
-// (a message, the latency and fanIn chunks received and reduced per level, both ways), the
-// two trees' rounds on every rank one after the other (three climbs on its path). Then
-// every chunk index costs a round of the busiest level: its rank runs the round's steps one
-// after another (fanIn chunks up and fanIn down in its interior tree, one each way in the
-// other) and waits for its parent's previous round (a round trip on the link).
+// in chunks of at most chunkBytes. A chunk climbs tree 0 with every rank sending at once (a
+// message, the latency, a child's chunk and the other's reduction a level), then, the two
+// trees' rounds running on every rank one after the other, the later of tree 1's climb and
+// tree 0's way down to tree 1's root, then tree 1's way down (each level a piece, and the
+// second child's chunk after the first's, on links the chunk has to itself). The chunks do not
+// pipeline: each further one costs that again, or the busiest level's round where longer (a
+// rank's round's steps one after another, waiting for its parent's previous round).
 double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<TreeLevel>& levels,
                          const LinkModel& m);
 

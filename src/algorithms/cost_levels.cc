@@ -18,24 +18,47 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
   const double half = bytes / 2;
   const double chunk = std::max(1.0, std::min(chunkBytes, half));
   const double chunks = std::max(1.0, std::ceil(half / chunk));
-  double climb = 0, round = 0;
+  const double piece = std::min(chunk, kForwardPieceBytes);
+  double climb = 0, round = 0, again = 0, descent = 0;
   for (const TreeLevel& l : levels) {
     const double perChunk = chunk / (l.link.bandwidth * 1e3);
     const double received = std::max(perChunk, reduceUs(m, chunk));  // a child's chunk reduced
-    climb += m.messageUs + l.link.latencyUs + l.fanIn * received;
+    // On the way up a parent's children send at once, each on its own link, and the parent
+    // forwards as it reduces the last (recvReduceSend): a chunk's climb waits for one child's
+    // chunk a level and reduces the others' (trnccl-sim's trace at 2,048 ranks: a network
+    // level takes its latency and one chunk, 26 us of trn2-ultraserver's x 16, not two).
+    climb += m.messageUs + l.link.latencyUs + received + (l.fanIn - 1) * reduceUs(m, chunk);
     // A rank runs a round's steps one after another: interior in one tree it takes fanIn
     // chunks up (reducing them) and sends fanIn down; a leaf of the other, one each way. And a
     // round waits for its parent's previous one: a round trip on the level's link.
     const double steps = l.fanIn * received + (l.fanIn + 2) * perChunk;
     round = std::max(round, steps + (l.fanIn + 2) * m.messageUs + 2 * l.link.latencyUs);
+    // The chunk's later ways, on links it has to itself by then (the level's sharers gone):
+    // the other tree's climb (the other children's chunks are in by then) and the way down,
+    // each forwarding piece by piece (a level adds its messages, its latency and a piece), the
+    // way down also waiting, at each parent, for the first child's chunk to leave before the
+    // second's (recvCopySend, then send on the same queue or NIC).
+    const double alone = l.link.bandwidth * std::max(1.0, l.link.sharers) * 1e3;
+    again += m.messageUs + l.link.latencyUs + std::max(piece / alone, reduceUs(m, piece));
+    descent +=
+        l.fanIn * m.messageUs + l.link.latencyUs + piece / alone + (l.fanIn - 1) * chunk / alone;
   }
-  // Every rank runs its rounds of both trees one after another: a rank interior in one tree
-  // climbs it before its step as a leaf of the other, and takes the final chunk down one tree
-  // before the other, so a chunk's way up and down both trees meets about three climbs on its
-  // path, not two (a single chunk simulated at 1.5-1.6x the two). With transports the form the
-  // transport terms were measured against stays.
-  const double climbs = withTransports(m) ? 2 : 3;
-  return climbs * climb + (chunks - 1) * round;
+  // Every rank runs its rounds of both trees one after another (up tree 0, up tree 1, down
+  // tree 0, down tree 1), so the chunk climbs tree 0 with every rank sending at once; tree 1's
+  // root sends it down only once its own tree 0 chunk has come down to it, or tree 1's climb
+  // (delayed by its leaves' tree 0 climbs) has ended; then it comes down tree 1. trnccl-sim's
+  // traces of one chunk (--algo tree --trace, 512 KiB): trn2-ultraserver 128 ranks, 33 + 22 +
+  // 22 us (76); x 8 instances, 93 + 60 + 69 (223); trn1.32xlarge x 8, 214 + 150 + 160 (524).
+  // The flat three climbs were 1.1-1.65x these. With transports the form the transport terms
+  // were measured against stays.
+  if (withTransports(m)) return 2 * climb + (chunks - 1) * round;
+  const double single = climb + std::max(again, descent) + descent;
+  // Nor do the chunks pipeline much: a rank's rounds run in order, and its round of one tree
+  // waits for the chunk's climb of the other below it, so chunk i + 1 leaves a leaf only after
+  // chunk i has climbed (and come down) the other tree that far. trnccl-sim: 2 MiB (4 chunks)
+  // takes 3.9-4.1x 512 KiB's time, 32 MiB 64x, from 32 to 2,048 ranks; a chunk's period is the
+  // busiest level's round where that is longer.
+  return single + (chunks - 1) * std::max(round, single);
 }
 
 double bruckPhase(const CollArgs& a, const LinkModel& m) {
@@ -78,6 +101,13 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     };
     place(a.shape->chips, chipOf);
     place(a.shape->instances.rows, instanceOf);
+  }
+  // Which copy of the description each rank is on: past one copy the network joins the copies
+  // and each copy's fabric its instances (LinkModel::fabricInstances), as the partner levels
+  // count them; otherwise the network joins every instance.
+  std::vector<int> copyOf(instanceOf);
+  if (m.multiInstance) {
+    for (int& c : copyOf) c /= std::max(1, m.fabricInstances);
   }
   // Each rank's EFA NIC (its instance's rail, numbered job-wide) where the ranks span instances
   // joined by the network; -1: unknown (the rail's share stands in).
@@ -150,7 +180,9 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     const size_t s = static_cast<size_t>(mod(src, n)), t = static_cast<size_t>(mod(dst, n));
     if (chipOf[s] < 0 || chipOf[t] < 0) return lv.mixed;
     if (chipOf[s] == chipOf[t]) return lv.classes.chip;
-    return instanceOf[s] == instanceOf[t] ? lv.classes.offChip : lv.classes.offInstance;
+    return copyOf[s] == copyOf[t] && (m.multiInstance || instanceOf[s] == instanceOf[t])
+               ? lv.classes.offChip
+               : lv.classes.offInstance;
   };
   auto aloneOf = [](LinkCost link) {
     link.bandwidth *= std::max(1.0, link.sharers);
@@ -182,7 +214,8 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
     double& landed = (second ? restLanded : firstLanded)[cell(l, s)];
     const int sc = chipOf[static_cast<size_t>(s)], dc = chipOf[static_cast<size_t>(dst)];
     const bool across = instanceOf[static_cast<size_t>(s)] != instanceOf[static_cast<size_t>(dst)];
-    if (across && nicOf[static_cast<size_t>(s)] >= 0 && nicOf[static_cast<size_t>(dst)] >= 0) {
+    const bool network = copyOf[static_cast<size_t>(s)] != copyOf[static_cast<size_t>(dst)];
+    if (network && nicOf[static_cast<size_t>(s)] >= 0 && nicOf[static_cast<size_t>(dst)] >= 0) {
       // Across the network the sender's NIC issues the message and its bytes at the rail's
       // rate (not its DMA queue: ask is a message after the sender is ready); the receiving
       // NIC is asked for once the sending one starts it (cut-through: an event, a message
@@ -194,7 +227,7 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
       events.push({outStart + m.messageUs, l, second ? 3 : 2, s});
       return false;
     }
-    if (sc < 0 || dc < 0 || sc == dc || lv.k >= m.partnerLevels || (across && m.multiInstance)) {
+    if (sc < 0 || dc < 0 || sc == dc || lv.k >= m.partnerLevels || (network && m.multiInstance)) {
       handed = ask + bytes / (link.bandwidth * 1e3);
       landed = ask - m.messageUs + message(link, bytes);
       return true;

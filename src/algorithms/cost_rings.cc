@@ -18,6 +18,11 @@ LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare) {
   return link;
 }
 
+int descriptionCopies(const LinkModel& m, int instances) {
+  const int per = std::max(1, m.fabricInstances);
+  return (instances + per - 1) / per;
+}
+
 LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels) {
   LinkCost within = intraLink(m);
   if (m.ranksPerChip > 1) {
@@ -27,7 +32,7 @@ LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int ch
   // The crossing rank's NIC issues each slice as a message of its own before its bytes: the
   // ring's phase charges every slice its message (pipelinedRingPhase), not the rail's rate.
   const double rail = m.railBandwidth / channels;
-  const int copies = (instances + m.fabricInstances - 1) / std::max(1, m.fabricInstances);
+  const int copies = descriptionCopies(m, instances);
   const int joined = instances - copies, inside = nranks - instances;
   const LinkCost cross = crossLink(m);
   const double fabric = cross.bandwidth / channels;

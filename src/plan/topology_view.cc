@@ -216,6 +216,18 @@ void describeRails(const topology::Topology& topo, const topology::Layout& layou
 struct PairCount {
   int pairs = 0, off = 0, offInstance = 0, crossed = 0;
   double hops = 0, crossHops = 0;
+  // byCopy (past one copy of a fabric-joined description): pairs of one copy on different
+  // instances take its fabric, as the simulator routes them (FabricModel::route), not the
+  // network; they count as off the chip, with their route's hops and Z links (rdh's, Bruck's
+  // and the tree's levels alike).
+  // The double binary tree's edges (few of a level on an instance; `r` the child): their senders
+  // are counted where they share a link: on each chip (its links off the chip) and on each NIC
+  // (nicOf: every rank's), children only, since a parent's two children are its fanIn (TreeLevel),
+  // received one after the other: PartnerLevel::chipSenders and railSenders, the busiest chip's and
+  // NIC's.
+  bool treeEdges = false, byCopy = false;
+  const std::vector<int>* nicOf = nullptr;
+  std::vector<int> chipEnds, nicEnds;
 
   // `fabric`: the job's, to count the links between instances a route takes (nullptr: none).
   void add(const topology::Topology& topo, const topology::Layout& layout,
@@ -224,9 +236,17 @@ struct PairCount {
     auto route = topology::routeBetweenRanks(topo, layout, r, q);
     if (route && route->hops == 0) return;  // the same chip
     ++off;
+    if (treeEdges) countEnd(chipEnds, layout, r, layout.place(r).chip, layout.chipsPerInstance);
     hops += route ? route->hops : 1;
     if (layout.place(r).instance == layout.place(q).instance) return;
-    ++offInstance;
+    // Pairs of one copy take its fabric's cross path (counted below), not the network.
+    if (!byCopy || layout.descCopy(r) != layout.descCopy(q)) {
+      ++offInstance;
+      if (nicOf != nullptr) {
+        countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)],
+                 1 + *std::max_element(nicOf->begin(), nicOf->end()));
+      }
+    }
     if (fabric == nullptr) return;
     auto path = fabric->route(r, q);
     if (!path) return;
@@ -241,21 +261,36 @@ struct PairCount {
       crossHops += links;
     }
   }
+  // One more sender on `unit` (of `units` an instance) of rank r's instance.
+  static void countEnd(std::vector<int>& ends, const topology::Layout& layout, int r, int unit,
+                       int units) {
+    ends.resize(static_cast<size_t>(layout.instances * std::max(1, units)));
+    ++ends[static_cast<size_t>(layout.place(r).instance * std::max(1, units) + unit)];
+  }
   algorithms::PartnerLevel level() const {
     if (pairs == 0) return {};
-    return {static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
-            static_cast<double>(offInstance) / pairs, crossed > 0 ? crossHops / crossed : 0};
+    algorithms::PartnerLevel l{static_cast<double>(off) / pairs, off > 0 ? hops / off : 0,
+                               static_cast<double>(offInstance) / pairs,
+                               crossed > 0 ? crossHops / crossed : 0};
+    auto busiest = [](const std::vector<int>& ends) {
+      return ends.empty() ? 0.0 : static_cast<double>(*std::max_element(ends.begin(), ends.end()));
+    };
+    l.chipSenders = busiest(chipEnds);
+    l.railSenders = busiest(nicEnds);
+    return l;
   }
 };
 
 void describePartners(const topology::Topology& topo, const topology::Layout& layout,
-                      algorithms::LinkModel& m) {
+                      const std::vector<int>& nicOf, algorithms::LinkModel& m) {
   const int n = layout.nranks;
   auto built = topology::FabricModel::build(topo, layout);
   const topology::FabricModel* fabric = built ? &*built : nullptr;
+  const bool byCopy = m.multiInstance && m.fabricInstances > 1;
   int k = 0;
   for (; k < algorithms::kPartnerLevels && (1 << k) < n; ++k) {
     PairCount xors, shifts;
+    xors.byCopy = shifts.byCopy = byCopy;
     for (int r = 0; r < n; ++r) {
       if (const int q = r ^ (1 << k); q < n) xors.add(topo, layout, fabric, r, q);
       shifts.add(topo, layout, fabric, r, (r + (1 << k)) % n);
@@ -266,6 +301,11 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   m.partnerLevels = k;
   // The double binary tree's edges (child to parent, both trees), by their length's level.
   std::array<PairCount, algorithms::kPartnerLevels> tree{};
+  for (PairCount& level : tree) {
+    level.treeEdges = true;
+    level.byCopy = byCopy;
+    if (m.multiInstance && static_cast<int>(nicOf.size()) == n) level.nicOf = &nicOf;
+  }
   for (int t = 0; t < 2; ++t) {
     for (int pos = 0; pos < n; ++pos) {
       const int parent = algorithms::doubleBinaryTree(n, pos, t).parent;
@@ -346,7 +386,7 @@ Result<TopologyView> viewTopology(const topology::Topology& topoIn, int nranks,
   m.meshMaxHops = farthestHops(*topo, *layout, direct);
   describeDirect(*topo, *layout, direct, m);
   m.instanceRingLatencyUs = instanceRingLatency(*topo, *layout);
-  describePartners(*topo, *layout, m);
+  describePartners(*topo, *layout, shape->rails, m);
   view.shape = shape;
   view.summary = fmt::format(
       "{}: {} ranks on {} instance(s) x {} ranks, torus grid {}x{}, instance grid {}x{}, "

@@ -128,7 +128,16 @@ set(cases
   # fabric its servers (64 servers, 2 copies: the hierarchy was picked at 32 MiB, 15 % slower
   # than the ring in all-gather, 14 % in reduce-scatter).
   "trn3-ultraserver-gen2 --instances 64|allgather|-b 32M -e 32M"
-  "trn3-ultraserver-gen2 --instances 64|reducescatter|-b 32M -e 32M")
+  "trn3-ultraserver-gen2 --instances 64|reducescatter|-b 32M -e 32M"
+  # s14tree: rdh's levels past one copy on the copy's fabric, and the tree's single chunk from
+  # its trace (1,024 ranks, 2 copies; about 3 s of CPU): with s13tree-model's tree alone the
+  # tree was picked at 4 KiB, rdh 94 % faster; with rdh's levels alone rdh at 512 KiB, the
+  # tree 18 % faster.
+  "trn3-ultraserver-gen1 --instances 8|allreduce|-b 4K -e 512K -f 128"
+  # s14tree: past one copy the hierarchy's column tree takes the network only on the edges
+  # joining two copies (64 servers, 2 copies, 512 KiB: with the tree's estimate right the tree
+  # was picked, the hierarchy 23.5 % faster; about 4 s of CPU).
+  "trn3-ultraserver-gen2 --instances 64|allreduce|-b 512K -e 512K")
 set(failed "")
 foreach(case ${cases})
   string(REPLACE "|" ";" parts "${case}")
