@@ -86,11 +86,13 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   // Past one copy of a fabric-joined description the column's tree takes the network only on
   // its edges that join two copies, the copy's fabric on the others (a level's latency by
   // their shares): every level the network made it 1.84x simulated on 64
-  // trn3-ultraserver-gen2 servers at 512 KiB (two copies). One copy a row (fabricInstances 1)
-  // or within one copy: every level the network, as before.
+  // trn3-ultraserver-gen2 servers at 512 KiB (two copies). Within one copy every edge is the
+  // copy's fabric (as the column's ring, railLink); one copy a row (fabricInstances 1): every
+  // level the network.
   const int rows = g.numRows(), depth = treeDepth(rows);
   std::vector<double> edges(static_cast<size_t>(depth) + 1, 0), crossing(edges);
   const bool byCopy = m.multiInstance && m.fabricInstances > 1 && !withTransports(m);
+  const bool withinCopy = !m.multiInstance && m.crossBandwidth > 0 && !withTransports(m);
   for (int t = 0; byCopy && t < 2; ++t) {
     for (int pos = 0; pos < rows; ++pos) {
       const int parent = doubleBinaryTree(rows, pos, t).parent;
@@ -104,6 +106,7 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
   const LinkCost fabric = fabricColumnLink(m);
   auto levelOf = [&](int level) {
     const size_t l = static_cast<size_t>(level);
+    if (withinCopy) return fabric;
     if (!byCopy || edges[l] == 0) return net;
     const double share = crossing[l] / edges[l];  // a level's latency by its edges' shares
     if (share == 0) return fabric;
