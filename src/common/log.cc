@@ -107,8 +107,11 @@ unsigned parseSubsys(std::string_view spec) {
   return invert ? ~mask : mask;
 }
 
-bool enabled(Level level, unsigned subsys) {
+std::atomic<int> detail::configuredLevel{-1};
+
+bool detail::enabledSlow(Level level, unsigned subsys) {
   const Config& c = config();
+  configuredLevel.store(static_cast<int>(c.level), std::memory_order_relaxed);
   return static_cast<int>(level) <= static_cast<int>(c.level) &&
          (level == Level::kWarn || (c.subsys & subsys) != 0);
 }

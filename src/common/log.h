@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <string_view>
 
 namespace trnccl::log {
@@ -25,7 +26,18 @@ enum Subsys : unsigned {
   kAll = ~0u,
 };
 
-bool enabled(Level level, unsigned subsys);
+namespace detail {
+// The configured level once log.cc read it (-1 until then): enabled() answers a check above it
+// inline, without a call into this library (~19 instructions, a few per collective call).
+extern std::atomic<int> configuredLevel;
+bool enabledSlow(Level level, unsigned subsys);
+}  // namespace detail
+
+inline bool enabled(Level level, unsigned subsys) {
+  const int configured = detail::configuredLevel.load(std::memory_order_relaxed);
+  if (configured >= 0 && static_cast<int>(level) > configured) return false;
+  return detail::enabledSlow(level, subsys);
+}
 void write(Level level, unsigned subsys, std::string_view message);
 // Rank shown in each line of this thread (-1: none). Set by the communicator's threads.
 void setThreadRank(int rank);

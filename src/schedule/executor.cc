@@ -205,6 +205,13 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
       TRN_TRY(run.begin(ctx, layout.messages[i]));
     }
     const std::span<StepRun> all = runs.all();
+    const auto allDone = [&] {
+      return std::all_of(all.begin(), all.end(), [](auto& r) { return r.done(); });
+    };
+    // A group of local steps (the copy of an out-of-place call) is done once begun: no poll,
+    // no wait (a third of a 2-rank all-reduce's groups). Earlier sends still unfinished are
+    // driven by the next group's polls, or by the wait at the end.
+    if (allDone()) continue;
     TRN_TRY(progressUntil(
         ctx, layout.peersOf(group),
         [&](bool& progressed) {
@@ -220,7 +227,7 @@ Status execute(const Schedule& schedule, const ExecContext& ctx) {
           }
           return Status::ok();
         },
-        [&] { return std::all_of(all.begin(), all.end(), [](auto& r) { return r.done(); }); }));
+        allDone));
     // A connection whose sends are already released (an shm LL message is, once written) is
     // not watched any further: most small calls never fill `unfinished`.
     for (int peer : layout.sendersOf(group)) {
