@@ -5,6 +5,7 @@
 // modelled links reads the same LinkModel and the same estimates.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <vector>
@@ -175,6 +176,10 @@ LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int ch
 // How many copies of the description `instances` instances span (LinkModel::fabricInstances
 // a copy; the network joins the copies): ceil(instances / fabricInstances).
 int descriptionCopies(const LinkModel& m, int instances);
+// The copy of the description instance (or column row) `instance` is on.
+inline int descriptionCopyOf(const LinkModel& m, int instance) {
+  return instance / std::max(1, m.fabricInstances);
+}
 
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).

@@ -107,7 +107,7 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
   // count them; otherwise the network joins every instance.
   std::vector<int> copyOf(instanceOf);
   if (m.multiInstance) {
-    for (int& c : copyOf) c /= std::max(1, m.fabricInstances);
+    for (int& c : copyOf) c = descriptionCopyOf(m, c);
   }
   // Each rank's EFA NIC (its instance's rail, numbered job-wide) where the ranks span instances
   // joined by the network; -1: unknown (the rail's share stands in).

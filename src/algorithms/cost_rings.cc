@@ -19,8 +19,7 @@ LinkCost fabricRingLink(const LinkModel& m, LinkCost link, double crossShare) {
 }
 
 int descriptionCopies(const LinkModel& m, int instances) {
-  const int per = std::max(1, m.fabricInstances);
-  return (instances + per - 1) / per;
+  return instances > 0 ? descriptionCopyOf(m, instances - 1) + 1 : 0;
 }
 
 LinkCost instancesRingLink(const LinkModel& m, int nranks, int instances, int channels) {

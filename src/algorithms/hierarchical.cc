@@ -100,7 +100,7 @@ InterStep interStep(const CollArgs& a, const LinkModel& m) {
       const int length = std::bit_width(static_cast<unsigned>(std::abs(pos - parent))) - 1;
       const size_t level = static_cast<size_t>(std::clamp(depth - length, 0, depth));
       edges[level] += 1;
-      if (pos / m.fabricInstances != parent / m.fabricInstances) crossing[level] += 1;
+      if (descriptionCopyOf(m, pos) != descriptionCopyOf(m, parent)) crossing[level] += 1;
     }
   }
   const LinkCost fabric = fabricColumnLink(m);

@@ -227,6 +227,7 @@ struct PairCount {
   // NIC's.
   bool treeEdges = false, byCopy = false;
   const std::vector<int>* nicOf = nullptr;
+  int nics = 0;  // an instance's NICs (1 + the largest of nicOf)
   std::vector<int> chipEnds, nicEnds;
 
   // `fabric`: the job's, to count the links between instances a route takes (nullptr: none).
@@ -243,8 +244,7 @@ struct PairCount {
     if (!byCopy || layout.descCopy(r) != layout.descCopy(q)) {
       ++offInstance;
       if (nicOf != nullptr) {
-        countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)],
-                 1 + *std::max_element(nicOf->begin(), nicOf->end()));
+        countEnd(nicEnds, layout, r, (*nicOf)[static_cast<size_t>(r)], nics);
       }
     }
     if (fabric == nullptr) return;
@@ -304,7 +304,10 @@ void describePartners(const topology::Topology& topo, const topology::Layout& la
   for (PairCount& level : tree) {
     level.treeEdges = true;
     level.byCopy = byCopy;
-    if (m.multiInstance && static_cast<int>(nicOf.size()) == n) level.nicOf = &nicOf;
+    if (m.multiInstance && static_cast<int>(nicOf.size()) == n && n > 0) {
+      level.nicOf = &nicOf;
+      level.nics = 1 + *std::max_element(nicOf.begin(), nicOf.end());
+    }
   }
   for (int t = 0; t < 2; ++t) {
     for (int pos = 0; pos < n; ++pos) {

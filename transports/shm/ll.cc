@@ -264,10 +264,8 @@ Result<size_t> LlReader::read(size_t max, uint64_t moved, uint64_t tag, const Co
 }
 
 Result<size_t> LlReader::readInto(std::byte* dst, size_t max, uint64_t moved, uint64_t tag) {
-  if (!lastLineReady()) {
-    TRN_TRY(idle(tag));
-    return size_t{0};
-  }
+  Result<bool> ready = arrived(tag);
+  if (!ready || !*ready) return ready ? Result<size_t>(size_t{0}) : ready.status();
   return readArrivedInto(dst, max, moved, tag);
 }
 
