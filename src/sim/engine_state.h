@@ -33,6 +33,7 @@ struct alignas(64) Msg {
     kCarrying = 16,  // a connection's slot: its own message is in use
     kSecond = 32,    // a duplicated write's first message: Messages::second() is the other
     kLastHop = 64,   // its last hop is reserved (before its receive began: `when` is its start)
+    kInPlace = 128,  // issued, and read in place by its receiver: no hop until the receive began
   };
   // Once its receive began (recvStep is set), then; before, once its last hop is reserved
   // (kLastHop), when that hop starts carrying it. The engine needs the one only while the
