@@ -46,12 +46,12 @@ bool refitDescription(const std::string& text, std::string& out, std::string& er
       "# data) {6:.2f} us a round. Every other figure as measured.\n",
       fit.fixedUs, linkLatencyUs(fit, hopUs), hopUs, messageUs(fit, hopUs), fit.freshUs,
       fit.usPerKiB, fit.inPlaceUs);
-  std::string body = std::regex_replace(
-      text, message,
-      fmt::format("message_us: {:.2f}, in_place_fresh_us: {:.2f}", messageUs(fit, hopUs),
-                  fit.freshUs),
-      std::regex_constants::format_first_only);
-  out += std::regex_replace(body, latency, fmt::format("latency_us: {:.2f}", linkLatencyUs(fit, hopUs)),
+  std::string body = std::regex_replace(text, message,
+                                        fmt::format("message_us: {:.2f}, in_place_fresh_us: {:.2f}",
+                                                    messageUs(fit, hopUs), fit.freshUs),
+                                        std::regex_constants::format_first_only);
+  out += std::regex_replace(body, latency,
+                            fmt::format("latency_us: {:.2f}", linkLatencyUs(fit, hopUs)),
                             std::regex_constants::format_first_only);
   return true;
 }
