@@ -92,6 +92,9 @@ std::string dumpYaml(const Topology& t) {
   if (t.device.callUs != 0) {
     out << YAML::Key << "call_us" << YAML::Value << num(t.device.callUs);
   }
+  if (t.device.inPlaceFreshUs != 0) {
+    out << YAML::Key << "in_place_fresh_us" << YAML::Value << num(t.device.inPlaceFreshUs);
+  }
   emitBands(out, "hbm_bands", t.device.hbmBands);
   out << YAML::EndMap;
   emitFabric(out, t.fabric);

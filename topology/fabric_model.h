@@ -98,6 +98,9 @@ class FabricModel {
   double messageUs() const { return topo_.device.messageUs; }
   // What a call costs each rank once, before its first step (DeviceKind::callUs).
   double callUs() const { return topo_.device.callUs; }
+  // What reading in place a message its sender wrote during the call costs the reader beyond its
+  // bytes (DeviceKind::inPlaceFreshUs).
+  double inPlaceFreshUs() const { return topo_.device.inPlaceFreshUs; }
 
   // Bytes per µs of HBM traffic one rank's reductions and copies get.
   double hbmBytesPerUs() const { return hbmBytesPerUs_; }

@@ -142,9 +142,10 @@ class Parser {
 Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
   YAML::Node d = root["device"];
   if (!d) return p.error(root, "device", "missing");
-  TRN_TRY(p.onlyKeys(d, "device",
-                     {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps",
-                      "dma_engine_gbps", "message_us", "call_us", "hbm_bands"}));
+  TRN_TRY(
+      p.onlyKeys(d, "device",
+                 {"kind", "cores_per_chip", "hbm_gib_per_chip", "hbm_bandwidth_gbps",
+                  "dma_engine_gbps", "message_us", "call_us", "in_place_fresh_us", "hbm_bands"}));
   auto kind = p.text(d, "device", "kind");
   auto cores = p.integer(d, "device", "cores_per_chip", 1);
   auto hbm = p.number(d, "device", "hbm_gib_per_chip", true);
@@ -165,6 +166,11 @@ Status parseDevice(const Parser& p, const YAML::Node& root, Topology& t) {
     auto callUs = p.number(d, "device", "call_us", false);
     if (!callUs) return callUs.status();
     t.device.callUs = *callUs;
+  }
+  if (d["in_place_fresh_us"]) {  // else 0 (a measured machine gives its own)
+    auto freshUs = p.number(d, "device", "in_place_fresh_us", false);
+    if (!freshUs) return freshUs.status();
+    t.device.inPlaceFreshUs = *freshUs;
   }
   auto bands = p.rateBands(d, "device", "hbm_bands");
   if (!bands) return bands.status();

@@ -97,6 +97,12 @@ struct DeviceKind {
   // this machine by trnccl-sim-calibrate, not described for Trainium. The same for every
   // algorithm, so the tuner's estimates leave it out; the engine charges it (sim/engine.h).
   double callUs = 0;
+  // per message read in place (a link's in_place_bytes) whose bytes its sender wrote during the
+  // call (a forward of what it received or reduced): what the reader pays beyond the bytes to
+  // take lines another core has just written. YAML `in_place_fresh_us`, else 0; measured for
+  // this machine by trnccl-sim-calibrate (the shm transport's descriptors), not described for
+  // Trainium. The simulator's engine charges it; the tuner's estimates leave it out.
+  double inPlaceFreshUs = 0;
   // hbmBandwidthGbps for smaller working sets (YAML `hbm_bands`); empty: hbmBandwidthGbps.
   std::vector<RateBand> hbmBands = {};
   bool operator==(const DeviceKind&) const = default;

@@ -8,9 +8,15 @@
 # predictions: the description's (local copy and sum rates) and, for comparison, session 10's
 # with the rates of copying and summing a neighbour's fresh data (trnccl-sim-calibrate
 # --neighbour-out), which predicted no better; and, since session 11, the description without
-# its measured costs per message and per call (device message_us and call_us: the library's own
-# ring steps, timed by the calibration; without them a message costs the model's default
-# kMessageUs and a call nothing), the model before session 11. Both sides use the same algorithm (ring:
+# its measured costs per message, per call and per fresh message read in place (device
+# message_us, call_us and in_place_fresh_us: the library's own ring steps, timed by the
+# calibration; without them a message costs the model's default kMessageUs and a call nothing),
+# the model before session 11 (with the engine's rules of today). KEEP=PREFIX keeps each
+# calibrated description (PREFIX.hostN.yaml) and every measured time (PREFIX.measuredN.BYTES.txt,
+# appended), so that a later model can predict them again (docs/SIMULATOR.md, fifteenth
+# session; an older description is converted with trnccl-sim-calibrate --refit). SAVED=PREFIX
+# measures nothing: it predicts with PREFIX.hostN.yaml against the times in
+# PREFIX.measuredN.BYTES.txt (a KEEP run's; the neighbour's column is then 0, not kept). Both sides use the same algorithm (ring:
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
 # (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
@@ -21,19 +27,33 @@ build=${1:-build}
 algo=${2:-ring}
 repeat=${REPEAT:-5}
 here=$(cd "$(dirname "$0")" && pwd)
+keep=${KEEP:-}
+saved=${SAVED:-}
 yaml=$(mktemp --suffix=.yaml)
 neighbour_yaml=$(mktemp --suffix=.yaml)
 plain_yaml=$(mktemp --suffix=.yaml)
 trap 'rm -f "$yaml" "$neighbour_yaml" "$plain_yaml"' EXIT
 # size, iterations (about 0.2-1 s of benchmark per run at 4 ranks)
 sizes=("65536 2000" "524288 500" "4194304 100" "33554432 20")
+report() {
+  awk -v n="$n" -v b="$bytes" -v p="$predicted" -v m="$med" -v lo="$low" -v hi="$high" \
+    -v q="$other" -v z="$plain" 'BEGIN {
+      printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%% %12.1f %+7.0f%%\n",
+      n, b, p, m, lo, hi, (p - m) / m * 100, z, (z - m) / m * 100, q, (q - m) / m * 100}'
+}
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[1], v[NR]}'; }
 printf '%6s %10s %12s %12s %23s %8s %12s %8s %12s %8s\n' ranks bytes predicted_us measured_us \
   'lowest-highest' error no_msg_cost error neighbour_model error
 for n in 2 4; do
-  "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
-    --neighbour-out "$neighbour_yaml" >&2
-  sed 's/message_us: [0-9.]*, //; s/call_us: [0-9.]*, //' "$yaml" >"$plain_yaml"
+  if [[ -n $saved ]]; then
+    cp "$saved.host$n.yaml" "$yaml"
+  else
+    "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
+      --neighbour-out "$neighbour_yaml" >&2
+  fi
+  if [[ -n $keep ]]; then cp "$yaml" "$keep.host$n.yaml"; fi
+  sed 's/message_us: [0-9.]*, //; s/in_place_fresh_us: [0-9.]*, //; s/call_us: [0-9.]*, //' \
+    "$yaml" >"$plain_yaml"
   for entry in "${sizes[@]}"; do
     read -r bytes iters <<<"$entry"
     predict() {
@@ -41,18 +61,21 @@ for n in 2 4; do
         -b "$bytes" -e "$bytes" --slice 64K --algo "$algo" | awk '!/^#/ && NF {print $6}'
     }
     predicted=$(predict "$yaml")
-    other=$(predict "$neighbour_yaml")
     plain=$(predict "$plain_yaml")
+    if [[ -n $saved ]]; then
+      other=0
+      read -r med low high < <(median <"$saved.measured$n.$bytes.txt")
+      report
+      continue
+    fi
+    other=$(predict "$neighbour_yaml")
     measured=$(for ((r = 0; r < repeat; ++r)); do
       timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
         -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
         -b "$bytes" -e "$bytes" -n "$iters" -w $((iters / 10 + 1)) |
         awk '!/^#/ && NF >= 6 && $1 ~ /^[0-9]+$/ {print $6}'
-    done | median)
+    done | if [[ -n $keep ]]; then tee -a "$keep.measured$n.$bytes.txt"; else cat; fi | median)
     read -r med low high <<<"$measured"
-    awk -v n="$n" -v b="$bytes" -v p="$predicted" -v m="$med" -v lo="$low" -v hi="$high" \
-      -v q="$other" -v z="$plain" 'BEGIN {
-        printf "%6d %10d %12.1f %12.1f %11.1f-%-11.1f %+7.0f%% %12.1f %+7.0f%% %12.1f %+7.0f%%\n",
-        n, b, p, m, lo, hi, (p - m) / m * 100, z, (z - m) / m * 100, q, (q - m) / m * 100}'
+    report
   done
 done

@@ -49,6 +49,7 @@ class Engine {
     msgs_.reset(conns_, p.sends());
     hbm_ = fabric.hbmBytesPerUs(workingSet);
     messageUs_ = p.fabric().messageUs();
+    freshUs_ = p.fabric().inPlaceFreshUs();
     if (rec_ != nullptr) stepEnd_.assign(steps_.size(), 0);
     for (int r = 0; r < n; ++r) {
       RankState& rs = ranks_[static_cast<size_t>(r)];
@@ -148,6 +149,9 @@ class Engine {
   }
 
   const Route& route(const Msg& m) const { return p_.routes()[m.route]; }
+  // Whether its receiver reads message m in place (a link's in_place_bytes: the shm transport's
+  // descriptors), rather than the sender copying it out.
+  bool readInPlace(const Msg& m) const { return linkByteShare(route(m).inPlaceBytes, m.bytes) < 1; }
   // What each byte of message m takes at its route's narrowest hop.
   double usPerByte(const Msg& m) const {
     const Route& r = route(m);
@@ -170,6 +174,7 @@ class Engine {
   Recorder* rec_;
   double hbm_ = 1;
   double messageUs_ = 0;
+  double freshUs_ = 0;  // Fabric::inPlaceFreshUs
   std::vector<RankState> ranks_;
   Messages msgs_;                        // and connections
   std::vector<Lane> lanes_;              // per fabric resource
@@ -228,6 +233,7 @@ void Engine::beginGroup(int rank, double now) {
       } else {
         m.when = now;
         if (m.has(Msg::kSendReady)) tryStart(in, now);  // a large send waited for this receive
+        if (m.has(Msg::kInPlace) && m.hop == 0) reserveHop(in, now);  // issued, read from now
       }
     }
     if (st.prim() == Primitive::kSend) {
@@ -247,7 +253,8 @@ void Engine::beginGroup(int rank, double now) {
 void Engine::tryStart(int32_t id, double now) {
   Msg& m = msgs_[id];
   if (m.has(Msg::kStarted) || !m.has(Msg::kSendReady)) return;
-  if (m.recvStep == kNone && m.bytes > o_.eagerBytes) return;  // waits for its receive
+  // A large send waits for its receive; one read in place is a descriptor, which needs no room.
+  if (m.recvStep == kNone && m.bytes > o_.eagerBytes && !readInPlace(m)) return;
   m.set(Msg::kStarted);
   if (messageUs_ > 0 && lanes_[static_cast<size_t>(route(m).hops[0])].messageUs <= 0) {
     // Issued by its sender's DMA queue, then its first hop asked for, in time order (an event).
@@ -266,6 +273,18 @@ void Engine::tryStart(int32_t id, double now) {
 // room to wait, so a busy hop downstream never holds one upstream.
 void Engine::reserveHop(int32_t id, double now) {
   Msg& m = msgs_[id];
+  if (m.hop == 0 && !m.has(Msg::kInPlace) && readInPlace(m)) {
+    // Issued as a descriptor: the sender's part is over (the executor's send is done once the
+    // transport took it), and its bytes move only as the receiver reads them, in its receive.
+    m.set(Msg::kInPlace);
+    if (!m.has(Msg::kSyncSend)) partDone(m.from, m.sendStep, now);
+    if (m.recvStep == kNone) return;  // beginGroup reserves the hop when the receive begins
+  }
+  if (m.hop == 0 && m.has(Msg::kInPlace) && steps_[m.sendStep].has(SimStep::kFreshSend)) {
+    // Lines another core has just written: reading them takes at least freshUs, however few
+    // they are; the pass's other streams (a slower memory) overlap it.
+    m.bound = std::max(m.bound, now + freshUs_);
+  }
   const Route& path = route(m);
   const int32_t r = path.hops[m.hop];
   Lane& lane = lanes_[static_cast<size_t>(r)];
@@ -283,7 +302,9 @@ void Engine::reserveHop(int32_t id, double now) {
       ++rec_->dropped;
     }
   }
-  if (m.hop == 0 && !m.has(Msg::kSyncSend)) partDone(m.from, m.sendStep, e);  // it has left
+  if (m.hop == 0 && !m.has(Msg::kSyncSend) && !m.has(Msg::kInPlace)) {
+    partDone(m.from, m.sendStep, e);  // it has left
+  }
   m.bound = e;
   if (++m.hop < static_cast<uint64_t>(path.count)) {
     push(s, static_cast<uint32_t>(id), kHop);
@@ -309,9 +330,19 @@ void Engine::received(int32_t id, double start, double recvPosted) {
   double done = std::max(arrived, recvPosted), forwardable = firstPiece;
   if (m.has(Msg::kReduces)) {
     const double rate = hbm_ / 3;  // two reads and a write per byte
-    done = std::max(arrived + piece / rate, std::max(arrive, recvPosted) + bytes / rate);
-    forwardable = firstPiece + piece / rate;
+    const double from = std::max(arrive, recvPosted);
+    if (m.has(Msg::kInPlace)) {
+      // The reduction reads the sender's bytes where they are: it is the transfer's one pass,
+      // as slow as the slower of the two, not a pass after it.
+      done = std::max(arrived, from + bytes / rate);
+    } else {
+      done = std::max(arrived + piece / rate, from + bytes / rate);
+      forwardable = firstPiece + piece / rate;
+    }
   }
+  // The executor takes a descriptor's bytes whole (one piece of the transport): what a step
+  // forwards of a message read in place is there once it is all read.
+  if (m.has(Msg::kInPlace)) forwardable = done;
   partDone(m.to, m.recvStep, done);
   if (m.has(Msg::kSyncSend)) partDone(m.from, m.sendStep, done);
   // The forward, and a duplicated write's second one, stream the same pieces.

@@ -16,6 +16,11 @@
 //     started), and cannot finish before the previous hop; the data reaches the receiver the
 //     summed latency after the last hop. A reduction runs at the rank's share of HBM
 //     bandwidth, streaming with its input;
+//   - a message read in place (a link's in_place_bytes: the shm transport's descriptors) is
+//     over for its sender once issued; its transfer starts once its receive has begun (the
+//     receiver reads it), a reduction of it is the transfer's one pass (the slower of the two),
+//     and what its step forwards is there once it is all read; if its sender wrote its bytes
+//     during the call (SimStep::kFreshSend), it takes at least the fabric's inPlaceFreshUs;
 //   - a duplicated write (Step::sendPeer2) sends the same pieces to both peers, one transfer
 //     each; a group's local copies and reductions (kCopy, kReduce) run at HBM bandwidth one
 //     after another, in step order, from when their group begins (the executor's order);

@@ -33,7 +33,8 @@ struct alignas(64) Msg {
     kCarrying = 16,  // a connection's slot: its own message is in use
     kSecond = 32,    // a duplicated write's first message: Messages::second() is the other
     kLastHop = 64,   // its last hop is reserved (before its receive began: `when` is its start)
-  };
+    kInPlace = 128,  // issued, and read in place by its receiver: no hop until the receive began
+  };  // (all 8 bits of `flags` are taken: a further flag needs a wider field, or a bit of `hop`)
   // Once its receive began (recvStep is set), then; before, once its last hop is reserved
   // (kLastHop), when that hop starts carrying it. The engine needs the one only while the
   // other is still unknown, so they share the field.

@@ -1,6 +1,8 @@
 #include "sim/program.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 
 #include "device/reduce.h"
 
@@ -60,6 +62,56 @@ uint64_t touchedBytes(const schedule::Schedule& s) {
   return total;
 }
 
+// The bytes one rank's steps have written so far in a call (disjoint spans, merged): whether a
+// send reads bytes written during the call (SimStep::kFreshSend).
+class WrittenSpans {
+ public:
+  bool overlaps(uintptr_t a, uintptr_t b) const {
+    auto it = spans_.upper_bound(a);
+    if (it != spans_.begin() && std::prev(it)->second > a) return true;
+    return it != spans_.end() && it->first < b;
+  }
+  void add(uintptr_t a, uintptr_t b) {
+    if (a >= b) return;
+    auto it = spans_.upper_bound(a);
+    if (it != spans_.begin() && std::prev(it)->second >= a) {
+      --it;
+      a = it->first;
+    }
+    while (it != spans_.end() && it->first <= b) {
+      b = std::max(b, it->second);
+      it = spans_.erase(it);
+    }
+    spans_.emplace(a, b);
+  }
+
+ private:
+  std::map<uintptr_t, uintptr_t> spans_;  // start -> end
+};
+
+// A send is fresh when it forwards what its step receives (and reduces), or reads a source an
+// earlier step of the call wrote; what the caller passed in is not (as the benchmark's send
+// buffer, written before its calls).
+void markFresh(const schedule::Step& st, uint64_t elem, WrittenSpans& written, SimStep& out) {
+  const uint64_t bytes = st.count * elem;
+  const auto span = [bytes](const void* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    return std::pair{a, a + bytes};
+  };
+  if (schedule::sends(st.prim)) {
+    const auto [a, b] = span(st.src);
+    if (schedule::receives(st.prim) || (st.src != nullptr && written.overlaps(a, b))) {
+      out.flags |= SimStep::kFreshSend;
+    }
+  }
+  const bool writes = st.prim != Primitive::kSend && st.dst != nullptr &&
+                      !(st.prim == Primitive::kCopy && st.src == st.dst);
+  if (writes) {
+    const auto [a, b] = span(st.dst);
+    written.add(a, b);
+  }
+}
+
 }  // namespace
 
 Program::Program(const Fabric& fabric, ProgramTables* tables)
@@ -67,7 +119,9 @@ Program::Program(const Fabric& fabric, ProgramTables* tables)
       own_(tables == nullptr ? std::make_unique<ProgramTables>() : nullptr),
       t_(tables == nullptr ? *own_ : *tables),
       first_(static_cast<size_t>(fabric.nranks()), 0),
-      count_(static_cast<size_t>(fabric.nranks()), 0) {
+      count_(static_cast<size_t>(fabric.nranks()), 0),
+      readsInPlace_(std::any_of(fabric.resources().begin(), fabric.resources().end(),
+                                [](const Resource& r) { return r.inPlaceBytes > 0; })) {
   const size_t n = static_cast<size_t>(fabric.nranks());
   if (t_.fabric != &fabric) {  // another fabric's routes: none of them holds here
     t_.routes.clear();
@@ -209,6 +263,7 @@ Status Program::add(int rank, const schedule::Schedule& s) {
     // would otherwise map afresh (and have cleared) once more.
     if (need > steps.capacity()) steps.reserve(std::max(need, 2 * steps.capacity()));
   }
+  WrittenSpans written;  // with in-place links only
   first_[static_cast<size_t>(rank)] = static_cast<uint32_t>(steps.size());
   count_[static_cast<size_t>(rank)] = static_cast<uint32_t>(s.steps().size());
   for (const schedule::Step& st : s.steps()) {
@@ -252,6 +307,7 @@ Status Program::add(int rank, const schedule::Schedule& s) {
       }
       ++sends_;
     }
+    if (readsInPlace_) markFresh(st, elem, written, out);
     steps.push_back(out);
   }
   return Status::ok();

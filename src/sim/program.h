@@ -32,6 +32,8 @@ struct SimStep {
     kSyncSend = 4,     // over only once the peer received it
     kMovesData = 8,    // a local copy whose source and destination differ, or a local reduction
     kSecondSend = 16,  // a duplicated write: Program::secondConn() is its second destination
+    kFreshSend = 32,   // sends bytes written during the call (a forward, or a source an earlier
+                       // step wrote); only where the fabric reads in place (in_place_bytes)
   };
   uint64_t bytes : 48 = 0;
   uint64_t primitive : 8 = static_cast<uint8_t>(schedule::Primitive::kCopy);
@@ -130,6 +132,7 @@ class Program {
   std::string algorithm_;
   std::vector<uint32_t> first_, count_;
   std::vector<std::pair<uint32_t, int32_t>> seconds_;  // (step, connection), by step
+  bool readsInPlace_ = false;  // some resource of the fabric reads messages in place
   uint64_t sends_ = 0;
   uint64_t workingSet_ = 0;
 };

@@ -3,8 +3,6 @@
 // switch. Each expected time is derived in the comment above it.
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include "algorithms/allreduce/ring.h"
 #include "algorithms/mesh.h"
 #include "sim_test_util.h"
@@ -112,25 +110,6 @@ TEST(SimEngine, EachMessageCostsItsSendersQueue) {
   ASSERT_TRUE(out) << out.status().message();
   EXPECT_DOUBLE_EQ(out->rankEndUs[0], 3);
   EXPECT_DOUBLE_EQ(out->rankEndUs[1], 5);
-}
-
-// A link whose messages from 2000 B on are read in place (the `host` description of the shm
-// transport: one copy instead of two) charges such a message half its bytes. On the switch's
-// 1 GB/s ports (1 µs through it), 1999 B take 1.999 µs and land at 2.999; 2000 B take 1 µs and
-// land at 2.
-TEST(SimEngine, InPlaceMessagesCostHalfTheirBytes) {
-  topology::Topology t = testing::fourChipsOnASwitch();
-  t.fabric.link.inPlaceBytes = 2000;
-  for (const auto& [bytes, sent, landed] : {std::tuple{1999, 1.999, 2.999}, {2000, 1.0, 2.0}}) {
-    Simulator sim = simulatorFor(t, 2);
-    auto out = sim.schedules([bytes = static_cast<size_t>(bytes)](int r) {
-      return r == 0 ? bytesSchedule(2, {{sendTo(1, bytes)}})
-                    : bytesSchedule(2, {{recvFrom(0, bytes)}});
-    });
-    ASSERT_TRUE(out) << out.status().message();
-    EXPECT_DOUBLE_EQ(out->rankEndUs[0], sent) << bytes << " B";
-    EXPECT_DOUBLE_EQ(out->rankEndUs[1], landed) << bytes << " B";
-  }
 }
 
 // Working-set bands: the ports carry 4 GB/s for a working set of at most 2000 B, 2 GB/s up to

@@ -191,15 +191,15 @@ fabric:
   EXPECT_EQ(plain->fabric.link.inPlaceBytes, 0u);
 }
 
-// device.message_us and call_us (the `host` description's per-message and per-call costs,
-// measured by trnccl-sim-calibrate from the library's own ring steps) load and survive a dump;
-// absent, a message costs the model's kMessageUs and a call nothing (every built-in), and a
-// negative cost is an error.
+// device.message_us, call_us and in_place_fresh_us (the `host` description's per-message,
+// per-call and fresh in-place costs, measured by trnccl-sim-calibrate from the library's own ring
+// steps) load and survive a dump; absent, a message costs the model's kMessageUs, a call nothing
+// and a fresh in-place read nothing more (every built-in), and a negative cost is an error.
 TEST(RoundTrip, MessageAndCallCostOfTheDevice) {
   const std::string text = R"(name: host
 chips_per_instance: 2
 device: {kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: 6,
-         message_us: 2.25, call_us: 1.5}
+         message_us: 2.25, call_us: 1.5, in_place_fresh_us: 4.75}
 fabric:
   kind: switch
   link: {class: pcie, bandwidth_gbps: 2.5, latency_us: 0.4}
@@ -208,6 +208,7 @@ fabric:
   ASSERT_TRUE(t) << t.status().message();
   EXPECT_EQ(t->device.messageUs, 2.25);
   EXPECT_EQ(t->device.callUs, 1.5);
+  EXPECT_EQ(t->device.inPlaceFreshUs, 4.75);
   auto back = parseTopology(dumpYaml(*t), "<dump>");
   ASSERT_TRUE(back) << back.status().message();
   EXPECT_EQ(*back, *t);
@@ -215,9 +216,10 @@ fabric:
   ASSERT_TRUE(plain) << plain.status().message();
   EXPECT_EQ(plain->device.messageUs, kMessageUs);
   EXPECT_EQ(plain->device.callUs, 0);
+  EXPECT_EQ(plain->device.inPlaceFreshUs, 0);
   // Each cost made negative in turn (the value as written, its field).
-  for (const auto& [value, field] :
-       {std::pair{"2.25", "message_us"}, std::pair{"1.5", "call_us"}}) {
+  for (const auto& [value, field] : {std::pair{"2.25", "message_us"}, std::pair{"1.5", "call_us"},
+                                     std::pair{"4.75", "in_place_fresh_us"}}) {
     std::string negative = text;
     negative.replace(negative.find(value), std::string(value).size(), "-2");
     auto bad = parseTopology(negative, "host.yaml");

@@ -17,9 +17,12 @@
 //     128 MiB: the description's bands (docs/TOPOLOGY.md), where the caches hold the buffers;
 //   - the library's own cost per step: trnccl-sim-calibrate-step (library_step.cc) runs ring
 //     steps of 8 B to 128 KiB between N processes through the public API and the real shm
-//     transport; a fit over those sizes (step_cost.h) gives a fixed cost per step, which the
-//     description carries as the device's message_us, less the link's latency; calls of one
-//     step and of several give the call's own cost, its call_us.
+//     transport; a fit of the sizes below the zero-copy size (step_cost.h) gives the fixed cost
+//     of a message through the FIFO, which the description carries as the link's latency (the
+//     hand-off, at most that cost) and the device's message_us (the rest); the rounds read in
+//     place (fresh data) less that cost give the device's in_place_fresh_us; calls of one step
+//     and of several give the call's own cost, its call_us.
+// --refit FILE converts a description an earlier calibration wrote to these rules (refit.h).
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
 // 5); the description takes the median, and the spread (lowest to highest) is printed.
@@ -35,6 +38,7 @@
 // (session 10's model: a ring step reads lines another core has just written); in two runs on
 // the quiet machine it predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
+//        trnccl-sim-calibrate --refit OLD.yaml --out FILE
 // (CLI11: --help; a value out of range or an unknown option is an error before any timing)
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -53,6 +57,7 @@
 #include "common/wait.h"
 #include "device/reduce.h"
 #include "placement.h"
+#include "refit.h"
 #include "step_cost.h"
 #include "transports/shm/zero_copy.h"
 
@@ -61,6 +66,8 @@ namespace {
 using trnccl::Deadline;
 using trnccl::Doorbell;
 using trnccl::DoorbellWord;
+using trnccl::calibrate::linkLatencyUs;
+using trnccl::calibrate::messageUs;
 using trnccl::calibrate::usableCpus;
 using Seconds = std::chrono::duration<double>;
 
@@ -294,11 +301,6 @@ std::string stepList(const trnccl::calibrate::StepFit& step) {
 // What a call costs once, whatever its steps (negative in noise: none).
 double callUs(const trnccl::calibrate::StepFit& step) { return std::max(0.0, step.call.us); }
 
-// What a message costs beyond its bytes and the link's latency (the simulator adds both).
-double messageUs(const trnccl::calibrate::StepFit& step, const Spread& hop) {
-  return std::max(0.0, step.fixedUs - hop.median);
-}
-
 // The description; its links move data at half the rate of the copies and its chips' "HBM" at
 // three times the rate of the sums: of local data (the default), or of a neighbour's fresh data
 // (`neighbours`, --neighbour-out).
@@ -320,15 +322,17 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
       "# (each process's buffers), which the caches hold in part or whole.\n"
       "# A ring step of the library itself (trnccl-sim-calibrate-step, medians) took {}us;\n"
-      "# fitted: {:.2f} us + {:.4f} us/KiB (copied), {:.4f} us/KiB (in place). Every message\n"
-      "# costs the fixed part less the link's latency (message_us). A call cost {:.2f}\n"
+      "# fitted: {:.2f} us + {:.4f} us/KiB through the FIFO; read in place (fresh data) {:.2f} us\n"
+      "# a round. Every message costs the FIFO's fixed part (the link's latency, at most that,\n"
+      "# and message_us); a message read in place whose bytes were written during the call at\n"
+      "# least in_place_fresh_us (the in-place rounds less that fixed part). A call cost {:.2f}\n"
       "# [{:.2f}-{:.2f}] us once, beyond its steps (call_us).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
       "device:\n  {{kind: host, cores_per_chip: 1, hbm_gib_per_chip: 1, hbm_bandwidth_gbps: "
       "{:.2f},\n"
-      "   message_us: {:.2f}, call_us: {:.2f}, hbm_bands: {}}}\n"
+      "   message_us: {:.2f}, in_place_fresh_us: {:.2f}, call_us: {:.2f}, hbm_bands: {}}}\n"
       "fabric:\n  kind: switch\n"
       "  link:\n    {{class: pcie, bandwidth_gbps: {:.2f}, latency_us: {:.2f}, in_place_bytes: "
       "{},\n"
@@ -336,10 +340,10 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
       red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
       neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, stepList(step),
-      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, step.call.us, step.call.lowUs,
-      step.call.highUs, chips, chips, 3 * (big.*sum).median, messageUs(step, hop), callUs(step),
-      bandList(bands, sum, 3), (big.*link).median / 2, hop.median, kDefaultZcopyBytes,
-      bandList(bands, link, 0.5));
+      step.fixedUs, step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs,
+      chips, chips, 3 * (big.*sum).median, messageUs(step, hop.median), step.freshUs, callUs(step),
+      bandList(bands, sum, 3), (big.*link).median / 2, linkLatencyUs(step, hop.median),
+      kDefaultZcopyBytes, bandList(bands, link, 0.5));
 }
 
 bool writeFile(const std::string& path, const std::string& text) {
@@ -349,11 +353,28 @@ bool writeFile(const std::string& path, const std::string& text) {
   return false;
 }
 
+// --refit: the description in `from`, converted (refit.h), written to `to`.
+int refitFile(const std::string& from, const std::string& to) {
+  std::string text, converted, error;
+  if (FILE* f = std::fopen(from.c_str(), "r"); f != nullptr) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+    std::fclose(f);
+  }
+  if (!trnccl::calibrate::refitDescription(text, converted, error)) {
+    std::fprintf(stderr, "trnccl-sim-calibrate: %s: %s\n", from.c_str(), error.c_str());
+    return 1;
+  }
+  if (!writeFile(to, converted)) return 1;
+  std::fputs(converted.substr(0, converted.find("\n# ") + 1).c_str(), stdout);  // its first line
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int chips = 4, repeat = 5;
-  std::string out = "host.yaml", neighbourOut;
+  std::string out = "host.yaml", neighbourOut, refit;
   CLI::App app{
       "trnccl-sim-calibrate: this machine's shm copy and sum rates, hand-off latency "
       "and the library's cost per message and per call, as a `host` description",
@@ -365,7 +386,12 @@ int main(int argc, char** argv) {
                  "also the description with the rates of a neighbour's fresh data");
   app.add_option("--repeat", repeat, "runs per figure, the median kept (default 5)")
       ->check(CLI::Range(1, 100));
+  app.add_option("--refit", refit,
+                 "measure nothing: convert this description of an earlier calibration to the "
+                 "current rules (refit.h), written to --out")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
+  if (!refit.empty()) return refitFile(refit, out);
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
@@ -407,10 +433,11 @@ int main(int argc, char** argv) {
       copy.median, cross.median, red.median, xred.median, hop.median, out.c_str(), repeat, copy.low,
       copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
   std::printf(
-      "step %.2f us + %.4f us/KiB copied, %.4f us/KiB in place: message %.2f us, call %.2f us "
-      "(%.2f-%.2f; a ring step of the library:%s us)\n",
-      step.fixedUs, step.usPerKiB, step.usPerKiBInPlace, messageUs(step, hop), callUs(step),
-      step.call.lowUs, step.call.highUs, stepList(step).c_str());
+      "step %.2f us + %.4f us/KiB copied, %.2f us in place (fresh: %.2f us more): latency %.2f "
+      "us, message %.2f us, call %.2f us (%.2f-%.2f; a ring step of the library:%s us)\n",
+      step.fixedUs, step.usPerKiB, step.inPlaceUs, step.freshUs, linkLatencyUs(step, hop.median),
+      messageUs(step, hop.median), callUs(step), step.call.lowUs, step.call.highUs,
+      stepList(step).c_str());
   for (const Rates& b : bands) {
     std::printf(
         "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "

@@ -3,57 +3,48 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <array>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 namespace trnccl::calibrate {
 
-namespace {
-
-// Solves the 3x3 system a x = b (Cramer's rule); false if it is singular.
-bool solve3(const std::array<std::array<double, 3>, 3>& a, const std::array<double, 3>& b,
-            std::array<double, 3>& x) {
-  const auto det = [](const std::array<std::array<double, 3>, 3>& m) {
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
-           m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-  };
-  const double d = det(a);
-  if (std::abs(d) < 1e-300) return false;
-  for (size_t c = 0; c < 3; ++c) {
-    auto m = a;
-    for (size_t r = 0; r < 3; ++r) m[r][c] = b[r];
-    x[c] = det(m) / d;
+bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit) {
+  // Through the FIFO: least squares of t = fixed + perKiB * KiB.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  std::vector<double> inPlace;
+  for (const StepTime& t : times) {
+    if (t.bytes >= zeroCopyBytes) {
+      inPlace.push_back(t.us);
+      continue;
+    }
+    const double kib = static_cast<double>(t.bytes) / 1024;
+    n += 1;
+    sx += kib;
+    sy += t.us;
+    sxx += kib * kib;
+    sxy += kib * t.us;
   }
+  const double det = n * sxx - sx * sx;
+  if (n < 2 || inPlace.empty() || std::abs(det) < 1e-12) return false;
+  fit.times = times;
+  fit.usPerKiB = (n * sxy - sx * sy) / det;
+  fit.fixedUs = (sy - fit.usPerKiB * sx) / n;
+  // Read in place: the median round (they take about the same time whatever their size).
+  std::sort(inPlace.begin(), inPlace.end());
+  const size_t m = inPlace.size();
+  fit.inPlaceUs = m % 2 ? inPlace[m / 2] : (inPlace[m / 2 - 1] + inPlace[m / 2]) / 2;
+  fit.freshUs = std::max(0.0, fit.inPlaceUs - fit.fixedUs);
   return true;
 }
 
-}  // namespace
+double linkLatencyUs(const StepFit& fit, double hopUs) {
+  return std::min(hopUs, std::max(0.0, fit.fixedUs));
+}
 
-bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit) {
-  // Columns: 1, KiB below the zero-copy size, KiB from it; normal equations.
-  std::array<std::array<double, 3>, 3> ata{};
-  std::array<double, 3> atb{};
-  int below = 0, from = 0;
-  for (const StepTime& t : times) {
-    const double kib = static_cast<double>(t.bytes) / 1024;
-    const bool inPlace = t.bytes >= zeroCopyBytes;
-    (inPlace ? from : below) += 1;
-    const std::array<double, 3> row = {1, inPlace ? 0 : kib, inPlace ? kib : 0};
-    for (size_t i = 0; i < 3; ++i) {
-      atb[i] += row[i] * t.us;
-      for (size_t j = 0; j < 3; ++j) ata[i][j] += row[i] * row[j];
-    }
-  }
-  std::array<double, 3> x{};
-  if (below < 1 || from < 1 || below + from < 3 || !solve3(ata, atb, x)) return false;
-  fit.times = times;
-  fit.fixedUs = x[0];
-  fit.usPerKiB = x[1];
-  fit.usPerKiBInPlace = x[2];
-  return true;
+double messageUs(const StepFit& fit, double hopUs) {
+  return std::max(0.0, fit.fixedUs - linkLatencyUs(fit, hopUs));
 }
 
 bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,

@@ -1,14 +1,21 @@
 // The library's cost per ring step beyond its bytes, and per call, for trnccl-sim-calibrate: runs
 // trnccl-sim-calibrate-step (library_step.cc: N processes, the public API, the real shm
 // transport; a step's time is told apart from the call's own cost by timing calls of one and of
-// several steps) and fits the step times against their size with the simulator's own form of a
-// message's time (docs/SIMULATOR.md, "This machine"):
-//   t(S) = fixed + perByte * S          for S below the zero-copy size (copied twice),
-//   t(S) = fixed + perByteInPlace * S   from it (read in place),
-// one fixed cost for both, by least squares over the step program's sizes. The fixed cost is
-// what every message pays beyond its bytes; the description carries it as the device's
-// message_us (less the link's latency, which the simulator adds to every message too); the
-// call's own cost is its call_us.
+// several steps) and fits its step times with the simulator's own form of a message's time
+// (docs/SIMULATOR.md, "This machine"), one fit per path of the transport:
+//   - below the zero-copy size, through the FIFO: t(S) = fixed + perByte * S (least squares):
+//     the fixed cost is what every message pays beyond its bytes; the description carries it
+//     as the device's message_us plus the link's latency (the simulator adds both to every
+//     message);
+//   - from it, read in place: the step program's rounds send fresh data (rewritten before every
+//     call, as a ring forwards what it has just reduced), and take about the same time from
+//     32 to 128 KiB, far above the FIFO's line: the reader's cost of taking lines another core
+//     has just written, which their bytes' own time does not reach. The median of those rounds
+//     less the fixed cost is the device's in_place_fresh_us, a floor the simulator puts under
+//     every message read in place whose bytes were written during the call (sim/engine.h).
+// Until the fifteenth session one fixed cost was fitted over both paths, and the in-place
+// rounds pulled it up: every FIFO message paid part of their cost (a 4-rank 64 KiB ring was
+// predicted +46 to +93 %). The call's own cost is the description's call_us.
 #pragma once
 
 #include <cstddef>
@@ -24,9 +31,10 @@ struct StepTime {
 
 struct StepFit {
   std::vector<StepTime> times;  // the step program's measurements
-  double fixedUs = 0;           // per step, whatever its size
-  double usPerKiB = 0;          // below the zero-copy size
-  double usPerKiBInPlace = 0;   // from it
+  double fixedUs = 0;           // per step through the FIFO, whatever its size
+  double usPerKiB = 0;          // through the FIFO (below the zero-copy size)
+  double inPlaceUs = 0;         // a round read in place (from it): the median of their times
+  double freshUs = 0;           // inPlaceUs less fixedUs (at least 0): in_place_fresh_us
   StepTime call;                // the call's own cost (bytes 0): median, lowest, highest
 };
 
@@ -34,7 +42,15 @@ struct StepFit {
 // processes and `repeat` runs, and fits its times; an error message instead if it failed.
 bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit, std::string& error);
 
-// The least-squares fit above of `times` (at least one size on each side of zeroCopyBytes).
+// The fits above of `times` (at least two sizes below zeroCopyBytes and one from it).
 bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit);
+
+// What the description's link and device carry of a fit and the token's hand-off (hopUs): the
+// link's latency is the hand-off, but never more than the fixed cost of a whole step of the
+// library, which includes a hand-off (with 4 processes on 2 cores the token's hop measured
+// 2.3-5.7 us in one run, above the library's 2.1 us step); message_us is the rest of the fixed
+// cost.
+double linkLatencyUs(const StepFit& fit, double hopUs);
+double messageUs(const StepFit& fit, double hopUs);
 
 }  // namespace trnccl::calibrate

@@ -4,10 +4,10 @@
 # time. Its links and HBM take the rates of local copies and sums; --neighbour-out writes the
 # same description with the rates of copying and summing a neighbour's fresh data. The library's
 # own ring step (trnccl-sim-calibrate-step: 2 processes, the public API) must have been timed at
-# every size, its fitted cost per message written as the device's message_us and the call's own
-# cost (calls of one step against calls of eight) as its call_us. Both may be 0: since the call's
-# cost is told apart, what is left per message can be below the token's hand-off, which the
-# simulator charges every message anyway.
+# every size, its fitted cost per message through the FIFO written as the link's latency (the
+# token's hand-off, at most that cost) and the device's message_us (the rest), what a round read
+# in place costs more as its in_place_fresh_us, and the call's own cost (calls of one step
+# against calls of eight) as its call_us. Each may be 0.
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -17,11 +17,13 @@ execute_process(COMMAND ${CALIBRATE} --chips 2 --repeat 1 --out ${DIR}/host.yaml
 if(NOT rc EQUAL 0 OR NOT out MATCHES "copy [0-9.]+ GB/s per rank, a neighbour's data [0-9.]+, reduce [0-9.]+, a neighbour's data [0-9.]+, hand-off [0-9.]+ us")
   message(FATAL_ERROR "calibration failed (${rc}): ${out}${err}")
 endif()
-if(NOT out MATCHES "\nstep -?[0-9.]+ us [^\n]*: message ([0-9.]+) us, call ([0-9.]+) us \\(-?[0-9.]+--?[0-9.]+; a ring step of the library: 8 B -?[0-9.]+,[^\n]* 131072 B -?[0-9.]+ us\\)")
+if(NOT out MATCHES "\nstep -?[0-9.]+ us [^\n]* \\(fresh: ([0-9.]+) us more\\): latency ([0-9.]+) us, message ([0-9.]+) us, call ([0-9.]+) us \\(-?[0-9.]+--?[0-9.]+; a ring step of the library: 8 B -?[0-9.]+,[^\n]* 131072 B -?[0-9.]+ us\\)")
   message(FATAL_ERROR "the library's step was not timed, or its costs not printed: ${out}")
 endif()
-set(measured "${CMAKE_MATCH_1}")
-set(call "${CMAKE_MATCH_2}")
+set(fresh "${CMAKE_MATCH_1}")
+set(latency "${CMAKE_MATCH_2}")
+set(measured "${CMAKE_MATCH_3}")
+set(call "${CMAKE_MATCH_4}")
 file(READ ${DIR}/neighbour.yaml neighbour)
 if(NOT neighbour MATCHES "rates of a neighbour's data")
   message(FATAL_ERROR "--neighbour-out wrote no neighbour's description: ${neighbour}")
@@ -30,11 +32,11 @@ file(READ ${DIR}/host.yaml yaml)
 if(NOT yaml MATCHES "rates of local data")
   message(FATAL_ERROR "the description's links do not take the local copy rate: ${yaml}")
 endif()
-if(NOT yaml MATCHES "\n +message_us: ${measured}, call_us: ${call}, hbm_bands"
-   OR NOT neighbour MATCHES "message_us: ${measured}, call_us: ${call},")
+if(NOT yaml MATCHES "\n +message_us: ${measured}, in_place_fresh_us: ${fresh}, call_us: ${call}, hbm_bands"
+   OR NOT neighbour MATCHES "message_us: ${measured}, in_place_fresh_us: ${fresh}, call_us: ${call},")
   message(FATAL_ERROR "the description lacks the measured message cost ${measured} or call cost ${call}: ${yaml}")
 endif()
-if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: [0-9.]+, in_place_bytes: [1-9][0-9]*")
+if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: ${latency}, in_place_bytes: [1-9][0-9]*")
   message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
 endif()
 set(gbps "gbps: [0-9.]*[1-9][0-9.]*")
