@@ -45,6 +45,12 @@ Result<uint32_t> socketsPerPeer();
 // default: the kernel's autotuning, as NCCL and Gloo leave it), or an error.
 Result<int> socketBufferBytes();
 
+// The congestion control (TCP_CONGESTION) of a data socket; "" leaves the system's.
+// `setting` is TRNCCL_SOCKET_CONGESTION (nullptr when unset): a name applies to every pair,
+// "default" (or "") to none; unset, a pair on this host (`sameHost`: loopback) takes "reno",
+// others the system's. README.md, "Congestion control over loopback", says why.
+std::string congestionControl(const char* setting, bool sameHost);
+
 // Collective. Connects to every rank in `peers` and returns their sockets, indexed like
 // `peers`, moved onto `target` (which may be null when `peers` is empty).
 Result<std::vector<PeerSockets>> establish(SetupContext& ctx, const std::vector<int>& peers,

@@ -24,12 +24,18 @@
 //                          0: not set, the kernel autotunes (as NCCL and Gloo leave it); 4 MiB
 //                          made no difference beyond the noise of the loaded 2-core machine
 //                          (reduce_scatter_perf -b 1M -e 64M over tcp, 2 ranks).
+//   TRNCCL_SOCKET_CONGESTION  TCP_CONGESTION of the data sockets (setup.h, congestionControl).
+//                          Unset: "reno" for a peer on this host (loopback), the system's for
+//                          others; a name: that one for every peer; "default": never set. The
+//                          system's BBR paced loopback and fired spurious tail-loss probes, 1.5-2x
+//                          slower all-reduces from 64 KiB (README.md, "Congestion control over
+//                          loopback").
 // Socket options set on every data socket: TCP_NODELAY (each message leaves at once; both ends,
-// at the handshake), the buffers above when asked. SO_BUSY_POLL is not set: a receiver
-// already polls its socket itself (non-blocking reads while it spins, link.h) before it
-// blocks in poll(2), and busy-polling in the kernel would take the core its peer needs on a
-// loopback machine with 2 cores. The send and receive paths (writes straight from the
-// caller's buffer, reads straight into the destination) are in README.md.
+// at the handshake), the congestion control above, the buffers above when asked. SO_BUSY_POLL is
+// not set: a receiver already polls its socket itself (non-blocking reads while it spins, link.h)
+// before it blocks in poll(2), and busy-polling in the kernel would take the core its peer needs on
+// a loopback machine with 2 cores. The send and receive paths (writes straight from the caller's
+// buffer, reads straight into the destination) are in README.md.
 //
 // The transport's doorbell must outlive its connections: the I/O thread rings it until each
 // connection's destructor has closed its sockets.

@@ -4,6 +4,7 @@
 // transports/tcp/testing.h tell the paths apart; the data is checked either way.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <thread>
 
 #include "transports/tcp/testing.h"
@@ -99,6 +100,65 @@ TEST_P(TcpReadInPlace, LargeChunksSkipTheRing) {
   EXPECT_TRUE(sent.isOk()) << sent.message();
   EXPECT_TRUE(received.isOk()) << received.message();
   EXPECT_GE(delta.get(Event::kReadInPlace), static_cast<int64_t>(3 * kChunkBytes));
+}
+
+// A payload that comes through the inbound ring sits there as aligned as its message lays it
+// out, even after the ring served an odd part of an earlier message whose rest was read
+// straight into its destination (the ring's positions count those bytes too): a reduction then
+// reads its operand in place, not through StepRun::apply's aligned copy.
+TEST(TcpPaths, RingPayloadStaysAlignedAfterAnOddDirectRead) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connectAll().isOk()) << cluster.statuses[0].message();
+  Connection* sender = cluster.conn(0, 0);
+  Connection* receiver = cluster.conn(1, 0);
+  std::vector<std::byte> a(1000), b(64 << 10), c(4096);
+  fillPattern(a, 1);
+  fillPattern(b, 2);
+  fillPattern(c, 3);
+  // A whole, and B's header with its first 1001 bytes: on loopback they are in the receiver's
+  // socket once sendSome returns, so the receive of A reads them into the ring with it.
+  ASSERT_TRUE(sender->beginSend(1, a.size()).isOk());
+  Result<size_t> took = sender->sendSome(a.data(), a.size());
+  ASSERT_TRUE(took.isOk() && *took == a.size());
+  ASSERT_TRUE(sender->beginSend(2, b.size()).isOk());
+  took = sender->sendSome(b.data(), 1001);
+  ASSERT_TRUE(took.isOk() && *took == 1001);
+  std::vector<std::byte> got(a.size());
+  ASSERT_TRUE(receiver->beginRecv(1, a.size()).isOk());
+  Status status = receiveInto(cluster.bell(1), *receiver, got);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(got, a);
+  // B: 1001 bytes from the ring, the rest straight from the socket.
+  std::thread rest([&] {
+    std::vector<SendOp> sends{{sender, b.data() + 1001, b.size() - 1001}};
+    std::vector<RecvOp> none;
+    status = drive(cluster.bell(0), sends, none);
+    if (status.isOk()) status = sendAll(cluster.bell(0), *sender, 3, c);
+  });
+  got.assign(b.size(), std::byte{0});
+  ASSERT_TRUE(receiver->beginRecv(2, b.size()).isOk());
+  Status received = receiveInto(cluster.bell(1), *receiver, got);
+  EXPECT_TRUE(received.isOk()) << received.message();
+  EXPECT_EQ(got, b);
+  // C through the ring (recvSome): its first piece starts on a 4-byte boundary.
+  ASSERT_TRUE(receiver->beginRecv(3, c.size()).isOk());
+  got.assign(c.size(), std::byte{0});
+  uintptr_t first = 1;
+  const Consumer consume = [&](size_t off, const std::byte* p, size_t n) {
+    if (off == 0) first = reinterpret_cast<uintptr_t>(p);
+    std::memcpy(got.data() + off, p, n);
+  };
+  const Deadline deadline = Deadline::after(30s);
+  for (size_t done = 0; done < c.size() && !deadline.expired();) {
+    Result<size_t> n = receiver->recvSome(c.size() - done, consume);
+    ASSERT_TRUE(n.isOk()) << n.status().message();
+    done += *n;
+    if (*n == 0) std::this_thread::sleep_for(100us);
+  }
+  rest.join();
+  EXPECT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(got, c);
+  EXPECT_EQ(first % 4, 0u) << "C's payload starts " << first % 4 << " bytes off alignment";
 }
 
 INSTANTIATE_TEST_SUITE_P(Sockets, TcpReadInPlace, ::testing::Values(1, 4),
