@@ -16,7 +16,8 @@
 # appended), so that a later model can predict them again (docs/SIMULATOR.md, fifteenth
 # session; an older description is converted with trnccl-sim-calibrate --refit). SAVED=PREFIX
 # measures nothing: it predicts with PREFIX.hostN.yaml against the times in
-# PREFIX.measuredN.BYTES.txt (a KEEP run's; the neighbour's column is then 0, not kept). Both sides use the same algorithm (ring:
+# PREFIX.measuredN.BYTES.txt (a KEEP run's; the neighbour's column is then 0, not kept).
+# Both sides use the same algorithm (ring:
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
 # (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
