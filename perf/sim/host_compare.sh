@@ -21,19 +21,22 @@
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
 # (r mod k)-th CPU, pin_rank.sh, as the calibration places its process r).
-# Usage: [REPEAT=5] perf/sim/host_compare.sh [build dir] [algorithm]
-#        (a benchmark: run it on a quiet machine; about two minutes)
+# The benchmark's runs are interleaved (every size once, then again, REPEAT times: default 7
+# since the sixteenth session, 5 before, each size's five runs back to back).
+# Usage: [REPEAT=7] perf/sim/host_compare.sh [build dir] [algorithm]
+#        (a benchmark: run it on a quiet machine; about three minutes)
 set -euo pipefail
 build=${1:-build}
 algo=${2:-ring}
-repeat=${REPEAT:-5}
+repeat=${REPEAT:-7}
 here=$(cd "$(dirname "$0")" && pwd)
 keep=${KEEP:-}
 saved=${SAVED:-}
 yaml=$(mktemp --suffix=.yaml)
 neighbour_yaml=$(mktemp --suffix=.yaml)
 plain_yaml=$(mktemp --suffix=.yaml)
-trap 'rm -f "$yaml" "$neighbour_yaml" "$plain_yaml"' EXIT
+runs=$(mktemp -d)  # each cell's measured times, one per line
+trap 'rm -rf "$yaml" "$neighbour_yaml" "$plain_yaml" "$runs"' EXIT
 # size, iterations (about 0.2-1 s of benchmark per run at 4 ranks)
 sizes=("65536 2000" "524288 500" "4194304 100" "33554432 20")
 report() {
@@ -55,6 +58,19 @@ for n in 2 4; do
   if [[ -n $keep ]]; then cp "$yaml" "$keep.host$n.yaml"; fi
   sed 's/message_us: [0-9.]*, //; s/in_place_fresh_us: [0-9.]*, //; s/call_us: [0-9.]*, //' \
     "$yaml" >"$plain_yaml"
+  # The runs interleaved: repetition r of every size, then r + 1 (sixteenth session), so that a
+  # slow spell of the machine lands on one run of each size, not on every run of one size.
+  if [[ -z $saved ]]; then
+    for ((r = 0; r < repeat; ++r)); do
+      for entry in "${sizes[@]}"; do
+        read -r bytes iters <<<"$entry"
+        timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
+          -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
+          -b "$bytes" -e "$bytes" -n "$iters" -w $((iters / 10 + 1)) |
+          awk '!/^#/ && NF >= 6 && $1 ~ /^[0-9]+$/ {print $6}' >>"$runs/$n.$bytes"
+      done
+    done
+  fi
   for entry in "${sizes[@]}"; do
     read -r bytes iters <<<"$entry"
     predict() {
@@ -70,13 +86,8 @@ for n in 2 4; do
       continue
     fi
     other=$(predict "$neighbour_yaml")
-    measured=$(for ((r = 0; r < repeat; ++r)); do
-      timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" \
-        -x TRNCCL_ALGO="$algo" "$here/pin_rank.sh" "$build/perf/all_reduce_perf" \
-        -b "$bytes" -e "$bytes" -n "$iters" -w $((iters / 10 + 1)) |
-        awk '!/^#/ && NF >= 6 && $1 ~ /^[0-9]+$/ {print $6}'
-    done | if [[ -n $keep ]]; then tee -a "$keep.measured$n.$bytes.txt"; else cat; fi | median)
-    read -r med low high <<<"$measured"
+    if [[ -n $keep ]]; then cat "$runs/$n.$bytes" >>"$keep.measured$n.$bytes.txt"; fi
+    read -r med low high < <(median <"$runs/$n.$bytes")
     report
   done
 done

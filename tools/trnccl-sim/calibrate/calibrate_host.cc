@@ -280,11 +280,15 @@ Rates measureRates(int procs, int repeat, size_t copyBytes, size_t reduceBytes, 
   return r;
 }
 
-// A band list (docs/TOPOLOGY.md): each working set's rate (`rate` of its Rates), times `scale`.
-std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate, double scale) {
+// A band list (docs/TOPOLOGY.md): each working set's rate (`rate` of its Rates), times `scale`,
+// for a call of `chips` ranks on this machine's CPUs (refit.h, bandBytes).
+std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate, double scale,
+                     int chips) {
+  const int cpus = static_cast<int>(usableCpus().size());
   std::string out;
   for (const Rates& b : bands) {
-    out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ", b.workingSet,
+    out += fmt::format("{}{{bytes: {}, gbps: {:.2f}}}", out.empty() ? "" : ", ",
+                       trnccl::calibrate::bandBytes(b.workingSet, chips, cpus),
                        scale * (b.*rate).median);
   }
   return "[" + out + "]";
@@ -320,7 +324,8 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# rates {}.\n"
       "# From {} bytes (shm's zero-copy size) the receiver reads a message in place\n"
       "# (docs/SIMULATOR.md). The bands: the same rates for working sets of at most `bytes`\n"
-      "# (each process's buffers), which the caches hold in part or whole.\n"
+      "# (each process's buffers), which the caches hold in part or whole; {} {} ranks on\n"
+      "# {} CPUs: each measured working set times the CPUs over the ranks when fewer (refit.h).\n"
       "# A ring step of the library itself (trnccl-sim-calibrate-step, medians) took {}us;\n"
       "# fitted: {:.2f} us + {:.4f} us/KiB through the FIFO; read in place (fresh data) {:.2f} us\n"
       "# a round. Every message costs the FIFO's fixed part (the link's latency, at most that,\n"
@@ -339,35 +344,12 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "     bands: {}}}\n",
       chips, copy.median, copy.low, copy.high, cross.median, cross.low, cross.high, red.median,
       red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
-      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes, stepList(step),
-      step.fixedUs, step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs,
-      chips, chips, 3 * (big.*sum).median, messageUs(step, hop.median), step.freshUs, callUs(step),
-      bandList(bands, sum, 3), (big.*link).median / 2, linkLatencyUs(step, hop.median),
-      kDefaultZcopyBytes, bandList(bands, link, 0.5));
-}
-
-bool writeFile(const std::string& path, const std::string& text) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f != nullptr && std::fputs(text.c_str(), f) >= 0 && std::fclose(f) == 0) return true;
-  std::fprintf(stderr, "trnccl-sim-calibrate: cannot write %s\n", path.c_str());
-  return false;
-}
-
-// --refit: the description in `from`, converted (refit.h), written to `to`.
-int refitFile(const std::string& from, const std::string& to) {
-  std::string text, converted, error;
-  if (FILE* f = std::fopen(from.c_str(), "r"); f != nullptr) {
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
-    std::fclose(f);
-  }
-  if (!trnccl::calibrate::refitDescription(text, converted, error)) {
-    std::fprintf(stderr, "trnccl-sim-calibrate: %s: %s\n", from.c_str(), error.c_str());
-    return 1;
-  }
-  if (!writeFile(to, converted)) return 1;
-  std::fputs(converted.substr(0, converted.find("\n# ") + 1).c_str(), stdout);  // its first line
-  return 0;
+      neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes,
+      trnccl::calibrate::kBandMarker, chips, usableCpus().size(), stepList(step), step.fixedUs,
+      step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs, chips, chips,
+      3 * (big.*sum).median, messageUs(step, hop.median), step.freshUs, callUs(step),
+      bandList(bands, sum, 3, chips), (big.*link).median / 2, linkLatencyUs(step, hop.median),
+      kDefaultZcopyBytes, bandList(bands, link, 0.5, chips));
 }
 
 }  // namespace
@@ -390,8 +372,12 @@ int main(int argc, char** argv) {
                  "measure nothing: convert this description of an earlier calibration to the "
                  "current rules (refit.h), written to --out")
       ->check(CLI::ExistingFile);
+  int cpus = static_cast<int>(usableCpus().size());
+  app.add_option("--cpus", cpus,
+                 "with --refit: the CPUs the earlier calibration ran on (default: this machine's)")
+      ->check(CLI::Range(1, 4096));
   CLI11_PARSE(app, argc, argv);
-  if (!refit.empty()) return refitFile(refit, out);
+  if (!refit.empty()) return trnccl::calibrate::refitFile(refit, out, cpus);
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
@@ -420,9 +406,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: %s\n", error.c_str());
     return 1;
   }
-  if (!writeFile(out, describe(chips, big, bands, hop, step, false))) return 1;
+  if (!trnccl::calibrate::writeFile(out, describe(chips, big, bands, hop, step, false))) return 1;
   if (!neighbourOut.empty() &&
-      !writeFile(neighbourOut, describe(chips, big, bands, hop, step, true))) {
+      !trnccl::calibrate::writeFile(neighbourOut, describe(chips, big, bands, hop, step, true))) {
     return 1;
   }
   const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;

@@ -10,12 +10,16 @@
 //   - from it, read in place: the step program's rounds send fresh data (rewritten before every
 //     call, as a ring forwards what it has just reduced), and take about the same time from
 //     32 to 128 KiB, far above the FIFO's line: the reader's cost of taking lines another core
-//     has just written, which their bytes' own time does not reach. The median of those rounds
+//     has just written, which their bytes' own time does not reach. The least of those rounds
 //     less the fixed cost is the device's in_place_fresh_us, a floor the simulator puts under
 //     every message read in place whose bytes were written during the call (sim/engine.h).
 // Until the fifteenth session one fixed cost was fitted over both paths, and the in-place
 // rounds pulled it up: every FIFO message paid part of their cost (a 4-rank 64 KiB ring was
-// predicted +46 to +93 %). The call's own cost is the description's call_us.
+// predicted +46 to +93 %). Until the sixteenth the floor was the median round: the step
+// program's 64 KiB round costs 8-10 us beyond the FIFO's fixed cost at 2 ranks where the 32 KiB
+// one costs 5-6 and a ring's 32 or 64 KiB forward 4-7 (docs/SIMULATOR.md, "Sixteenth
+// session"), so the median put a cost the forwards do not pay on each. The call's own cost is
+// the description's call_us.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +37,7 @@ struct StepFit {
   std::vector<StepTime> times;  // the step program's measurements
   double fixedUs = 0;           // per step through the FIFO, whatever its size
   double usPerKiB = 0;          // through the FIFO (below the zero-copy size)
-  double inPlaceUs = 0;         // a round read in place (from it): the median of their times
+  double inPlaceUs = 0;         // a round read in place (from it): the least of their times
   double freshUs = 0;           // inPlaceUs less fixedUs (at least 0): in_place_fresh_us
   StepTime call;                // the call's own cost (bytes 0): median, lowest, highest
 };

@@ -1,13 +1,13 @@
 # Calibrates a `host` description for 2 ranks and simulates one all-reduce on it: the YAML must
 # load, name its measured rates, the shm transport's in-place size and the rates per working set
-# (link `bands` and device `hbm_bands`, 64 KiB to 32 MiB), and give a table row with a positive
-# time. Its links and HBM take the rates of local copies and sums; --neighbour-out writes the
-# same description with the rates of copying and summing a neighbour's fresh data. The library's
-# own ring step (trnccl-sim-calibrate-step: 2 processes, the public API) must have been timed at
-# every size, its fitted cost per message through the FIFO written as the link's latency (the
-# token's hand-off, at most that cost) and the device's message_us (the rest), what a round read
-# in place costs more as its in_place_fresh_us, and the call's own cost (calls of one step
-# against calls of eight) as its call_us. Each may be 0.
+# (link `bands` and device `hbm_bands`, 64 KiB to 32 MiB, for 2 ranks on this machine's CPUs), and
+# give a table row with a positive time. Its links and HBM take the rates of local copies and
+# sums; --neighbour-out writes the same description with the rates of copying and summing a
+# neighbour's fresh data. The library's own ring step (trnccl-sim-calibrate-step: 2 processes, the
+# public API) must have been timed at every size, its fitted cost per message through the FIFO
+# written as the link's latency (the token's hand-off, at most that cost) and the device's
+# message_us (the rest), what a round read in place costs more as its in_place_fresh_us, and the
+# call's own cost (calls of one step against calls of eight) as its call_us. Each may be 0.
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -41,7 +41,17 @@ if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: ${latency}, in_place_b
 endif()
 set(gbps "gbps: [0-9.]*[1-9][0-9.]*")
 set(band "\\{bytes: [0-9]+, ${gbps}\\}")
-set(bands "\\[\\{bytes: 65536, ${gbps}\\}(, ${band})*, \\{bytes: 33554432, ${gbps}\\}\\]")
+# 64 KiB to 32 MiB measured, each written for 2 ranks on this machine's CPUs (refit.h,
+# bandBytes: halved on one CPU).
+string(REGEX MATCH "band bytes for 2 ranks on\n?#? ?([0-9]+) CPUs" marker "${yaml}")
+if(NOT marker)
+  message(FATAL_ERROR "the description does not say for how many CPUs its bands are: ${yaml}")
+endif()
+if(CMAKE_MATCH_1 EQUAL 1)
+  set(bands "\\[\\{bytes: 32768, ${gbps}\\}(, ${band})*, \\{bytes: 16777216, ${gbps}\\}\\]")
+else()
+  set(bands "\\[\\{bytes: 65536, ${gbps}\\}(, ${band})*, \\{bytes: 33554432, ${gbps}\\}\\]")
+endif()
 if(NOT yaml MATCHES "in_place_bytes: [0-9]+,[ \n]*bands: ${bands}"
    OR NOT yaml MATCHES "hbm_bands: ${bands}")
   message(FATAL_ERROR "the description lacks the rates per working set: ${yaml}")
