@@ -269,7 +269,8 @@ void Stream::noteWaiter() {
   const uint64_t enqueued = enqueued_.load(std::memory_order_acquire);
   const uint64_t since = enqueued - lastWaitEnqueued_.load(std::memory_order_relaxed);
   if (since == 0) return;  // nothing new since the last wait (a second synchronize)
-  const uint64_t byThisThread = tlsEnqueues - lastWaitThreadEnqueues_.load(std::memory_order_relaxed);
+  const uint64_t byThisThread =
+      tlsEnqueues - lastWaitThreadEnqueues_.load(std::memory_order_relaxed);
   lastWaitEnqueued_.store(enqueued, std::memory_order_relaxed);
   lastWaitThreadEnqueues_.store(tlsEnqueues, std::memory_order_relaxed);
   if (since > kSyncedBatch || byThisThread != since) {
@@ -365,8 +366,7 @@ void Stream::workerLoop() {
   tlsCurrentStream = this;
   while (true) {
     // Tasks are left to the caller that waits for each; the worker only checks on them.
-    if (deferStart_.load(std::memory_order_acquire) &&
-        !running_.load(std::memory_order_acquire) &&
+    if (deferStart_.load(std::memory_order_acquire) && !running_.load(std::memory_order_acquire) &&
         wanting_.load(std::memory_order_acquire) == 0) {
       sleepDeferred();
       if (deferStart_.load(std::memory_order_acquire)) continue;

@@ -45,7 +45,8 @@ int waitAfterEach(trnrtStream_t stream, int n) {
 template <typename Done>
 bool eventually(Done done) {
   const auto deadline = Clock::now() + kLimit;
-  while (!done() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  while (!done() && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   return done();
 }
 
