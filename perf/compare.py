@@ -20,6 +20,10 @@ comparison is fair to it; --yield on/off forces it. --latency is the small-messa
 tensor itself): trnccl's in-place columns, OpenMPI with MPI_IN_PLACE, Gloo's ring all-reduce
 given only an output (as torch's ProcessGroupGloo calls it) and its halving-doubling algorithms
 (in place by design); Gloo has no in-place all-gather, so that table has no Gloo column.
+--blocking makes trnccl wait for each call before the next (its benchmarks' -z 2: a stream
+synchronize after every call, as torch's work.wait() after every all_reduce), the way an
+MPI_Allreduce loop and Gloo's calls already run; without it trnccl's calls are issued back to
+back and synchronized once per size, as nccl-tests do.
 Every program is launched by the same mpirun line and prints nccl-tests rows computed by the
 same code (perf/common), so size, count, algbw and busbw (GB/s = 1e9 B/s) mean the same thing.
 
@@ -156,13 +160,14 @@ def plan(args, np, transports):
         mpi_bin = os.path.join(b, "perf", "peers", "mpi_bench")
         gloo_bin = os.path.join(b, "perf", "peers", "gloo_bench")
         mpi_yield = MPI_YIELD if oversubscribed(args, np) else []
+        mine = ["-z", "2"] if args.blocking else []  # trnccl's own flags
         r = []
         if "shm" in transports:
-            r.append(Run("trnccl-shm", ["shm"], [perf_bin], {"TRNCCL_TRANSPORT": "shm"}))
+            r.append(Run("trnccl-shm", ["shm"], [perf_bin] + mine, {"TRNCCL_TRANSPORT": "shm"}))
             if os.path.exists(mpi_bin):
                 r.append(Run("ompi-vader", ["shm"], MPI_SHM + mpi_yield + [mpi_bin, mpi_name]))
         if "tcp" in transports:
-            r.append(Run("trnccl-tcp", ["tcp"], [perf_bin], TRNCCL_TCP_ENV))
+            r.append(Run("trnccl-tcp", ["tcp"], [perf_bin] + mine, TRNCCL_TCP_ENV))
             if os.path.exists(mpi_bin):
                 r.append(Run("ompi-tcp", ["tcp"], MPI_TCP + mpi_yield + [mpi_bin, mpi_name]))
         gloo_ok = args.gloo_max_ranks is None or np <= args.gloo_max_ranks
@@ -186,8 +191,10 @@ def table(args, np, coll, transport, runs, best):
     mine = "trnccl-" + transport
     peers = [l for l in libs if l != mine]
     sizes = sorted({s for l in libs for s in best.get(l, {}) if s > 0})
-    lines = ["## %s%s, %s pair: %d ranks%s, float sum, time = best of %d rounds (us), "
-             "busbw GB/s (1e9 B/s)" % (coll, " in place" if args.in_place else "", transport, np,
+    lines = ["## %s%s%s, %s pair: %d ranks%s, float sum, time = best of %d rounds (us), "
+             "busbw GB/s (1e9 B/s)" % (coll, " in place" if args.in_place else "",
+                                       " (trnccl waits after each call, -z 2)" if args.blocking
+                                       else "", transport, np,
                                        " (OpenMPI with mpi_yield_when_idle 1)"
                                        if oversubscribed(args, np) else "", args.rounds)]
     head = "%12s" % "size (B)" + "".join(" %19s" % l for l in libs) + "  trnccl/best-peer"
@@ -261,6 +268,8 @@ def parse_args():
                     help="small-message mode: -b 8 -e 4K -f 2 -n 2000 -w 20")
     ap.add_argument("--in-place", action="store_true",
                     help="time every library in place (torch.distributed's all_reduce)")
+    ap.add_argument("--blocking", action="store_true",
+                    help="trnccl waits for each call before the next (-z 2), as MPI and Gloo do")
     ap.add_argument("-b", "--minbytes", default=None)
     ap.add_argument("-e", "--maxbytes", default=None)
     ap.add_argument("-f", "--stepfactor", default=None)

@@ -50,7 +50,15 @@ Status Event::outcome() const {
   return failure_;
 }
 
+void Event::kickRecorder(uint64_t generation) const {
+  // A caller that waits after each of its enqueues may have left the record to itself
+  // (Stream, "Deferred start"); whoever waits for the event here does not run that stream.
+  std::lock_guard<std::mutex> lock(recordMutex_);
+  if (recorded_.generation >= generation && recorded_.stream != nullptr) recorded_.stream->kick();
+}
+
 Status Event::waitFor(uint64_t generation) {
+  if (completed_.load(std::memory_order_acquire) < generation) kickRecorder(generation);
   sleepUntil(bell_, kMaxSleep,
              [&] { return completed_.load(std::memory_order_acquire) >= generation; });
   return outcome();
@@ -76,6 +84,7 @@ Status Event::synchronize() {
 
 Status Event::query() const {
   if (completed_.load(std::memory_order_acquire) < generation()) {
+    kickRecorder(generation());
     return Status(Code::kInProgress, "event not yet complete");
   }
   return outcome();

@@ -72,7 +72,9 @@ class Event : public std::enable_shared_from_this<Event> {
     Stream* stream = nullptr;
     uint64_t sequence = 0;
   };
-  std::mutex recordMutex_;  // guards recorded_ (never held with completeMutex_)
+  // Starts the recording stream's deferred tasks (Stream::kick) when `generation` is its record.
+  void kickRecorder(uint64_t generation) const;
+  mutable std::mutex recordMutex_;  // guards recorded_ (never held with completeMutex_)
   Recorded recorded_;
 };
 

@@ -14,6 +14,11 @@ namespace trnccl::device {
 namespace {
 
 thread_local Stream* tlsCurrentStream = nullptr;
+// Tasks this thread enqueued, on any stream: a wait counts toward deferring a stream's start
+// only if all of them since the thread's previous wait there went to that stream (one thread
+// issuing on several streams, then waiting for each, needs their workers: the first stream's
+// task, run by the waiter, may wait for the others').
+thread_local uint64_t tlsEnqueues = 0;
 
 // A waiter running a stream's tasks: the stream (and, per task, its device) is current for the
 // scope; the thread's own are restored after.
@@ -38,6 +43,13 @@ class RunningAs {
 
 // Sleeps are bounded like every wait in trnccl; a wake-up is normally a ring.
 constexpr auto kMaxSleep = std::chrono::milliseconds(100);
+// Deferred start (stream.h): waits in a row, each at most kSyncedBatch enqueues after the last,
+// that begin the mode; the worker's longest sleep in it (a task left to a caller who does not
+// come starts within two of them); its wake-ups without a wait that end it (~10 ms).
+constexpr uint32_t kSyncStreak = 8;
+constexpr uint64_t kSyncedBatch = 4;
+constexpr auto kDeferredBound = std::chrono::microseconds(500);
+constexpr uint32_t kQuietWakes = 20;
 
 Stream::Stream(int device)
     : device_(device), slots_(new Work[kSlots]), worker_(startThread([this] { workerLoop(); })) {}
@@ -51,8 +63,9 @@ Stream::~Stream() {
     TRN_INFO(kDevice,
              "stream of device {}: {} tasks, {} run by waiting threads, which took the token "
              "{} times from a thread running tasks ({:.1f} us from asking to holding it, in all); "
-             "{} enqueues waited for room",
-             device_, s.tasks, s.byWaiters, s.takeovers, s.takeoverNs / 1e3, s.fullWaits);
+             "{} enqueues waited for room; the start deferred {} times",
+             device_, s.tasks, s.byWaiters, s.takeovers, s.takeoverNs / 1e3, s.fullWaits,
+             s.deferrals);
   }
 }
 
@@ -63,12 +76,14 @@ Stream::Stats Stream::stats() const {
   s.takeovers = takeovers_.load(std::memory_order_relaxed);
   s.takeoverNs = takeoverNs_.load(std::memory_order_relaxed);
   s.fullWaits = fullWaits_.load(std::memory_order_relaxed);
+  s.deferrals = deferrals_.load(std::memory_order_relaxed);
   return s;
 }
 
 Stream* Stream::current() { return tlsCurrentStream; }
 
 void Stream::waitCompleted(uint64_t count, uint64_t wakeAt) {
+  kick();  // a task of another stream waits here: it will not run ours
   sleepUntil(
       doneBell_, kMaxSleep, [&] { return completed_.load(std::memory_order_acquire) >= count; },
       [&] {
@@ -142,6 +157,7 @@ TaskSlot Stream::claim() {
 }
 
 uint64_t Stream::publish(uint64_t sequence) {
+  ++tlsEnqueues;
   enqueued_.store(sequence + 1, std::memory_order_release);
   producing_.store(false, std::memory_order_release);
   // One fence for both doorbells (wakeIfSleeping's): it orders the task's publication and the
@@ -149,7 +165,11 @@ uint64_t Stream::publish(uint64_t sequence) {
   // sleeper's announcement (common/sleeper.h).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (producerBell_.word()->sleepers.load(std::memory_order_relaxed) != 0) producerBell_.ring();
-  if (workBell_.word()->sleepers.load(std::memory_order_relaxed) != 0) workBell_.ring();
+  // Asked first: an enqueue behind a task still waiting to start ends the mode either way.
+  const bool leftToCaller = deferring(sequence);
+  if (!leftToCaller && workBell_.word()->sleepers.load(std::memory_order_relaxed) != 0) {
+    workBell_.ring();
+  }
   return sequence;
 }
 
@@ -177,6 +197,7 @@ Status Stream::stickyError() const {
 Status Stream::query() {
   if (Status error = stickyError(); !error.isOk()) return error;
   if (completed_.load(std::memory_order_acquire) < enqueued_.load(std::memory_order_acquire)) {
+    kick();  // a caller polling query() does not run the tasks
     return Status(Code::kInProgress, "stream has pending work");
   }
   return Status::ok();
@@ -194,6 +215,7 @@ void Stream::releaseToken() {
 }
 
 void Stream::runAsWaiter(uint64_t count) {
+  noteWaiter();
   if (completed_.load(std::memory_order_acquire) >= count) return;
   wanting_.fetch_add(1, std::memory_order_seq_cst);
   // A clock read only when the token is held now (by the worker, or another waiter): a
@@ -236,8 +258,90 @@ void Stream::runAsWaiter(uint64_t count) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (enqueued_.load(std::memory_order_acquire) > completed_.load(std::memory_order_acquire) ||
       stopping_.load(std::memory_order_acquire)) {
+    stopDeferring();  // tasks left behind are nobody's to wait for
     wakeIfSleeping(workBell_.word());
   }
+}
+
+void Stream::noteWaiter() {
+  // Relaxed loads and stores: two waiters racing only blur the count, and the mode is a hint
+  // (every start it defers is bounded by the worker's sleep).
+  const uint64_t enqueued = enqueued_.load(std::memory_order_acquire);
+  const uint64_t since = enqueued - lastWaitEnqueued_.load(std::memory_order_relaxed);
+  if (since == 0) return;  // nothing new since the last wait (a second synchronize)
+  const uint64_t byThisThread =
+      tlsEnqueues - lastWaitThreadEnqueues_.load(std::memory_order_relaxed);
+  lastWaitEnqueued_.store(enqueued, std::memory_order_relaxed);
+  lastWaitThreadEnqueues_.store(tlsEnqueues, std::memory_order_relaxed);
+  if (since > kSyncedBatch || byThisThread != since) {
+    syncStreak_.store(0, std::memory_order_relaxed);
+    return;
+  }
+  const uint32_t streak = syncStreak_.load(std::memory_order_relaxed) + 1;
+  syncStreak_.store(streak, std::memory_order_relaxed);
+  if (streak >= kSyncStreak && !deferStart_.load(std::memory_order_relaxed)) {
+    deferStart_.store(true, std::memory_order_release);
+    deferrals_.fetch_add(1, std::memory_order_relaxed);
+    // A worker asleep in its idle or parked wait (bounds of 100 ms) moves to the mode's.
+    wakeIfSleeping(workBell_.word());
+  }
+}
+
+bool Stream::deferring(uint64_t sequence) {
+  if (!deferStart_.load(std::memory_order_relaxed)) return false;
+  // An earlier task still waits to start: this caller does not wait after each call.
+  if (completed_.load(std::memory_order_acquire) < sequence) {
+    stopDeferring();
+    return false;
+  }
+  return true;
+}
+
+void Stream::stopDeferring() {
+  if (!deferStart_.load(std::memory_order_relaxed)) return;
+  deferStart_.store(false, std::memory_order_seq_cst);
+  syncStreak_.store(0, std::memory_order_relaxed);
+  // Pairs with publish()'s fence: an enqueue that still saw the mode is seen by the worker's
+  // next look at enqueued_ (the loop after the worker's own stop, or the ring after others').
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void Stream::kick() {
+  if (!deferStart_.load(std::memory_order_acquire)) return;
+  stopDeferring();
+  wakeIfSleeping(workBell_.word());
+}
+
+void Stream::sleepDeferred() {
+  const uint32_t seen = workBell_.snapshot();
+  if (stopping_.load(std::memory_order_acquire)) {
+    stopDeferring();
+    return;
+  }
+  const uint64_t done = completed_.load(std::memory_order_acquire);
+  if (workerMayRun()) {
+    // The same task waits to start at a second wake-up: its caller is not coming. Run it.
+    if (done == pendingAtWake_) {
+      stopDeferring();
+      return;
+    }
+    pendingAtWake_ = done;
+  } else {
+    pendingAtWake_ = UINT64_MAX;
+    const uint64_t waits = lastWaitEnqueued_.load(std::memory_order_relaxed);
+    if (waits != quietMark_) {
+      quietMark_ = waits;
+      quietWakes_ = 0;
+    } else if (++quietWakes_ >= kQuietWakes) {  // the waiting loop is over
+      stopDeferring();
+      return;
+    }
+  }
+  DoorbellSleeper sleeper(workBell_);
+  if (!deferStart_.load(std::memory_order_acquire) || stopping_.load(std::memory_order_acquire)) {
+    return;
+  }
+  sleeper.sleep(seen, kDeferredBound);
 }
 
 bool Stream::workerMayRun() const {
@@ -254,12 +358,19 @@ void Stream::parkWorker() {
       enqueued_.load(std::memory_order_acquire) == completed_.load(std::memory_order_acquire)) {
     return;
   }
-  sleeper.sleep(seen, kMaxSleep);
+  // While deferring, the waiter may leave nothing behind and the next enqueue rings nobody.
+  sleeper.sleep(seen, deferStart_.load(std::memory_order_acquire) ? kDeferredBound : kMaxSleep);
 }
 
 void Stream::workerLoop() {
   tlsCurrentStream = this;
   while (true) {
+    // Tasks are left to the caller that waits for each; the worker only checks on them.
+    if (deferStart_.load(std::memory_order_acquire) && !running_.load(std::memory_order_acquire) &&
+        wanting_.load(std::memory_order_acquire) == 0) {
+      sleepDeferred();
+      if (deferStart_.load(std::memory_order_acquire)) continue;
+    }
     if (workerMayRun()) {
       if (tryTakeToken()) {
         runTasks(UINT64_MAX, true);
@@ -281,6 +392,7 @@ void Stream::workerLoop() {
                  completed_.load(std::memory_order_acquire) ||
              stopping_.load(std::memory_order_acquire) ||
              running_.load(std::memory_order_acquire) ||
+             deferStart_.load(std::memory_order_acquire) ||
              wanting_.load(std::memory_order_acquire) != 0;
     });
   }

@@ -38,6 +38,22 @@
 // So a task must never enqueue onto its own stream (it would wait for itself once the ring is
 // full): like CUDA's host functions, tasks make no runtime calls on their stream.
 //
+// Deferred start (issue 14, session 16): a host thread that synchronizes right after each
+// enqueue (a blocking-style loop: nccl-tests -z 2, torch's work.wait() after every
+// all_reduce) used to pay a thread hand-off per call: the enqueue rang the worker, and either
+// the worker ran the task while the caller slept until it was done, or the caller ran it
+// while the worker woke up for nothing and parked again (~1.7 futex calls per call, 6 us
+// instead of 0.45 for a 2-rank 8-byte all-reduce). Once waits keep following enqueues closely
+// (kSyncStreak waits in a row, each after at most kSyncedBatch new tasks, all enqueued by the
+// waiting thread, which enqueued nowhere else in between), the stream defers
+// the start: an enqueue no longer rings a sleeping worker, and the caller's wait runs the
+// task, as an MPI rank would. The worker then sleeps at most kDeferredBound at a time: a task
+// still pending at two of its wake-ups in a row (nobody came to wait for it) is run and ends
+// the mode, so a task never waits more than twice that bound to start. The mode also ends
+// when an enqueue finds an earlier task still waiting to start, when a waiter leaves tasks
+// behind, when someone waits for the stream without running it (kick(): query(), a task of
+// another stream, an event), and after kQuietWakes wake-ups with no waits.
+//
 // A task that returns an error (or throws) puts the stream in a sticky error state: every
 // later task is skipped (its onSkip callback, if any, is told why) and synchronize() reports
 // the error.
@@ -83,6 +99,12 @@ class Stream {
   // kOk when idle, kInProgress while tasks are pending, the sticky error once failed.
   Status query();
 
+  // Somebody waits for the stream's work without running it (query(), an event, a task of
+  // another stream): a start deferred for a synchronizing caller (above) happens now.
+  void kick();
+  // Whether enqueues currently defer the start (above); for tests.
+  bool defersStart() const { return deferStart_.load(std::memory_order_acquire); }
+
   // Threads in synchronize()/waitFor() that hold or want the run token (tests use it to know
   // that a waiter is there before they let a task finish).
   uint32_t waiters() const { return wanting_.load(std::memory_order_acquire); }
@@ -99,6 +121,7 @@ class Stream {
     uint64_t takeovers = 0;   // times a waiter took the token from a worker that ran
     uint64_t takeoverNs = 0;  // their waits from asking for the token to holding it
     uint64_t fullWaits = 0;   // enqueues that waited for a slot (each until a quarter is free)
+    uint64_t deferrals = 0;   // times the start began to be deferred (above)
   };
   Stats stats() const;
 
@@ -137,6 +160,13 @@ class Stream {
   // The producers' lock (producing_): taken, or waited for (polls, then sleeps on
   // producerBell_).
   void lockProducers();
+  // Deferred start (above): a waiter's arrival counts toward the mode; publish() asks whether
+  // task `sequence` may be left to its caller; the worker's bounded sleep while deferring; the
+  // mode's end (a fence after it pairs with publish()'s: one of them sees the other).
+  void noteWaiter();
+  bool deferring(uint64_t sequence);
+  void sleepDeferred();
+  void stopDeferring();
 
   // The producers' and the runner's words live on cache lines of their own: on one line, every
   // enqueue and every completed task took the line from the other thread's core (issue 14).
@@ -157,6 +187,17 @@ class Stream {
   // waiter asked to be woken at (UINT64_MAX: none).
   alignas(kLine) std::atomic<uint32_t> wanting_{0};
   std::atomic<uint64_t> wakeAt_{UINT64_MAX};
+  // Deferred start: the mode (read by every publish), the waits in a row that followed their
+  // enqueues closely, and enqueued_ at the last wait (waiters write both, racing harmlessly).
+  std::atomic<bool> deferStart_{false};
+  std::atomic<uint32_t> syncStreak_{0};
+  std::atomic<uint64_t> lastWaitEnqueued_{0};
+  std::atomic<uint64_t> lastWaitThreadEnqueues_{0};  // the waiting thread's own enqueues then
+  // The worker's own while deferring: completed_ when it last woke to a task waiting to start
+  // (UINT64_MAX: none), and its wake-ups in a row that saw no wait.
+  uint64_t pendingAtWake_ = UINT64_MAX;
+  uint64_t quietMark_ = 0;
+  uint32_t quietWakes_ = 0;
   alignas(kLine) Doorbell workBell_;  // the worker sleeps here: producers and leaving waiters ring
   alignas(kLine) Doorbell doneBell_;  // waiters sleep here: the token's holder wakes them
   Doorbell producerBell_;  // producers waiting for producing_ sleep here (rarely: contention)
@@ -165,6 +206,7 @@ class Stream {
   std::atomic<uint64_t> takeovers_{0};
   std::atomic<uint64_t> takeoverNs_{0};
   std::atomic<uint64_t> fullWaits_{0};  // written under producing_
+  std::atomic<uint64_t> deferrals_{0};
   mutable std::mutex errorMutex_;
   Status error_;  // sticky: the first failed task's Status (written by the token's holder)
   // error_ is set: readers of a healthy stream (every synchronize) skip errorMutex_.
