@@ -44,6 +44,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "transports/core/liveness.h"
@@ -98,6 +99,9 @@ class Channel {
   void fail(Status status) {
     if (error_) error_ = std::move(status);
   }
+  // True for the first call after the first of this channel's operations completed (the
+  // endpoint then finds its connection's socket: sockets.h), false after.
+  bool firstCompletion() { return !std::exchange(completed_, true); }
   // When anything last arrived from the peer (written by receive completions and heartbeats).
   LastHeard& heard() { return heard_; }
 
@@ -178,6 +182,7 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
+  bool completed_ = false;  // firstCompletion() was true once
   // Slots of headerSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
   LastHeard heard_;

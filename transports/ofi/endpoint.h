@@ -59,6 +59,7 @@ namespace trnccl::transport::ofi {
 class Channel;
 class Heartbeats;
 class MrCache;
+class ProviderSockets;
 class Waker;
 
 enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
@@ -93,7 +94,9 @@ class Endpoint {
 
   // This endpoint's address (fi_getname).
   Result<std::vector<std::byte>> name() const;
-  // Inserts a peer's address; returns its fi_addr_t.
+  // Inserts a peer's address; returns its fi_addr_t. Once a channel's first operation
+  // completed, its connection exists and the endpoint's connections get the congestion
+  // control of transports/core/congestion.h (sockets.h).
   Result<fi_addr_t> insert(std::span<const std::byte> name, int peer);
   // Takes ownership of a channel; it lives until the endpoint closes.
   Channel& adopt(std::unique_ptr<Channel> channel);
@@ -159,6 +162,7 @@ class Endpoint {
   size_t posted_ = 0;     // operations the provider holds (Op::posted)
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
   size_t injectBytes_ = 0;
+  std::unique_ptr<ProviderSockets> sockets_;  // null: not a TCP provider's, or left alone
 
   // Destroyed in reverse: waker, endpoint, address vector, completion queue, its wait set,
   // heartbeats, channels (their registrations; they hold leases of the cache), cached

@@ -34,6 +34,10 @@
 //                           zero-copy sends (default 0; for tests on machines without efa).
 //   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
 //   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
+//   TRNCCL_SOCKET_CONGESTION  the TCP congestion control of a TCP provider's connections,
+//                           set once they exist (sockets.h), by the tcp transport's rule
+//                           (transports/core/congestion.h: reno within one host by default;
+//                           `default`: the system's).
 //
 // Which provider (provider.h): the one named exactly by TRNCCL_OFI_PROVIDER or a plain
 // FI_PROVIDER, else efa, then the native tcp RDM provider, then tcp;ofi_rxm. With libfabric
