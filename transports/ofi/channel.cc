@@ -146,16 +146,34 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   const auto* from = static_cast<const std::byte*>(src);
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
-    // The first piece starts with the header; one read in place follows the header alone.
+    // The first piece starts with the header. One read in place has it as a first part from
+    // the ring where the provider gathers (fi_tsendv), else follows the header alone.
     const size_t lead = headerPending_ ? kHeaderBytes : 0;
     size_t want = std::min(offered - taken, config_.pieceBytes);
-    if (lead != 0 && inPlace(from + taken, want)) want = 0;
+    if (lead != 0 && !endpoint_.gathers() && inPlace(from + taken, want)) want = 0;
     auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
     Op& op = pieceOps_[index];
+    op.parts = 0;
     size_t got = want;
     Result<bool> zeroCopy =
         want == 0 ? Result<bool>(false) : prepareZeroCopy(index, from + taken, want);
     if (!zeroCopy) return zeroCopy.status();
+    if (*zeroCopy && lead != 0) {
+      size_t room = 0;
+      const size_t offset = reserve(lead, room);
+      if (room == 0) {
+        releaseRegistration(pieces_[index]);
+        break;
+      }
+      std::byte* at = ring_.data() + offset;
+      const Header leads = header(kLeads);
+      std::memcpy(at, &leads, kHeaderBytes);
+      testing::counters().add(testing::Event::kLeadingHeaders);
+      op.parts = 2;
+      op.iov = {iovec{at, lead}, iovec{const_cast<std::byte*>(from + taken), want}};
+      op.descs = {ring_.desc(), op.desc};
+      headerPending_ = false;
+    }
     if (!*zeroCopy) {
       size_t offset = reserve(lead + want, got);
       if (got == 0) break;

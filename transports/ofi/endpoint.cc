@@ -221,7 +221,10 @@ Status Endpoint::linkStatus(Channel& channel, bool awaited) {
 
 Result<bool> Endpoint::tryPost(Op& op) {
   ssize_t rc = 0;
-  if (isSend(op.kind)) {
+  if (isSend(op.kind) && op.parts > 0) {
+    rc = fi_tsendv(ep_.get(), op.iov.data(), op.descs.data(), op.parts, op.address, op.tag,
+                   &op.context);
+  } else if (isSend(op.kind)) {
     rc = fi_tsend(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, &op.context);
   } else {
     rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, op.ignore,

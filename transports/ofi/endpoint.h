@@ -38,7 +38,9 @@
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
+#include <sys/uio.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -80,6 +82,11 @@ struct Op {
   fi_addr_t address = FI_ADDR_UNSPEC;
   uint64_t tag = 0;
   uint64_t ignore = 0;  // tag bits a receive does not match on
+  // A send of two parts (fi_tsendv): a header from the ring, then the caller's bytes in place
+  // (channel.h); 0: one part, `buffer`.
+  size_t parts = 0;
+  std::array<iovec, 2> iov{};
+  std::array<void*, 2> descs{};
   bool posted = false;  // the provider holds it: its completion (or error) has not arrived
 };
 
@@ -115,6 +122,8 @@ class Endpoint {
   // reports no completion, so the op and its buffer are free again on true. False: not sent
   // (the provider refused it for now, or operations are queued): post() it instead.
   Result<bool> inject(Op& op);
+  // Whether a send may have two parts (Op::parts; the provider's iov_limit).
+  bool gathers() const { return info_->tx_attr->iov_limit >= 2; }
   // Largest send inject() takes: the provider's inject_size (0 with TRNCCL_OFI_INJECT=0).
   size_t injectBytes() const { return injectBytes_; }
   // Reads completions, retries queued operations; an error concerns the whole endpoint.

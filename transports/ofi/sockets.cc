@@ -42,8 +42,8 @@ bool named(const sockaddr_storage& actual, const sockaddr_storage& name) {
   }
   const auto& a = reinterpret_cast<const sockaddr_in6&>(actual);
   const auto& n = reinterpret_cast<const sockaddr_in6&>(name);
-  return a.sin6_port == n.sin6_port && (IN6_IS_ADDR_UNSPECIFIED(&n.sin6_addr) ||
-                                        IN6_ARE_ADDR_EQUAL(&a.sin6_addr, &n.sin6_addr));
+  return a.sin6_port == n.sin6_port &&
+         (IN6_IS_ADDR_UNSPECIFIED(&n.sin6_addr) || IN6_ARE_ADDR_EQUAL(&a.sin6_addr, &n.sin6_addr));
 }
 
 // A connected TCP socket's two addresses; false for any other descriptor.
@@ -66,8 +66,8 @@ bool connectedTcp(int fd, sockaddr_storage& local, sockaddr_storage& remote) {
 ProviderSockets::ProviderSockets(uint32_t addrFormat, std::span<const std::byte> self)
     : setting_(congestionSetting()) {
   std::optional<sockaddr_storage> address = socketAddress(addrFormat, self);
-  const bool anyName = !congestionControl(setting_, true).empty() ||
-                       !congestionControl(setting_, false).empty();
+  const bool anyName =
+      !congestionControl(setting_, true).empty() || !congestionControl(setting_, false).empty();
   active_ = address.has_value() && anyName;
   if (address) self_ = *address;
 }
@@ -78,11 +78,9 @@ void ProviderSockets::addPeer(std::span<const std::byte> name) {
   if (address) peers_.push_back(*address);
 }
 
-bool ProviderSockets::matches(const sockaddr_storage& local,
-                              const sockaddr_storage& remote) const {
-  return named(local, self_) || std::any_of(peers_.begin(), peers_.end(), [&](const auto& peer) {
-           return named(remote, peer);
-         });
+bool ProviderSockets::matches(const sockaddr_storage& local, const sockaddr_storage& remote) const {
+  return named(local, self_) || std::any_of(peers_.begin(), peers_.end(),
+                                            [&](const auto& peer) { return named(remote, peer); });
 }
 
 int ProviderSockets::apply(int rank) const {
@@ -97,8 +95,7 @@ int ProviderSockets::apply(int rank) const {
     if (end == entry->d_name || *end != '\0' || fd == own) continue;
     sockaddr_storage local{}, remote{};
     if (!connectedTcp(static_cast<int>(fd), local, remote) || !matches(local, remote)) continue;
-    const std::string name =
-        congestionControl(setting_, sameHostSocket(static_cast<int>(fd)));
+    const std::string name = congestionControl(setting_, sameHostSocket(static_cast<int>(fd)));
     if (!name.empty() && setCongestion(static_cast<int>(fd), name, "ofi", rank)) {
       testing::counters().add(testing::Event::kCongestionSet);
       ++set;
