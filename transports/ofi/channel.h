@@ -12,7 +12,11 @@
 // Pieces of at least zcopyBytes, and pieces of any size inside a buffer registered with the
 // communicator (trncclCommRegister), skip the ring: fi_tsend reads the caller's buffer in
 // place (allowed, since the source may be read until sendDone()); such a message's header goes
-// alone, as a piece of its own, ahead of them. A provider that does not ask
+// from the ring as the first part of its first piece (fi_tsendv, one message) where the
+// provider gathers (iov_limit of 2 or more), else alone, as a piece of its own, ahead of them.
+// Over the native tcp provider every piece from 64 KiB goes so by default (provider.h
+// zeroCopyBytes). Pieces read in place take no ring room: up to kMaxPieces of them may be in
+// flight. A provider that does not ask
 // for local registration gets no descriptor. One that does (FI_MR_LOCAL, or
 // TRNCCL_OFI_MR_LOCAL=1) gets the descriptor of the endpoint's cached registration
 // (mr_cache.h) when the piece is device memory or registered host memory, pinned until the
