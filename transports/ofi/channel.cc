@@ -146,16 +146,34 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
   const auto* from = static_cast<const std::byte*>(src);
   size_t taken = 0;
   while (taken < offered && pieceSeq_ - piecesDone_ < kMaxPieces) {
-    // The first piece starts with the header; one read in place follows the header alone.
+    // The first piece starts with the header. One read in place has it as a first part from
+    // the ring where the provider gathers (fi_tsendv), else follows the header alone.
     const size_t lead = headerPending_ ? kHeaderBytes : 0;
     size_t want = std::min(offered - taken, config_.pieceBytes);
-    if (lead != 0 && inPlace(from + taken, want)) want = 0;
+    if (lead != 0 && !endpoint_.gathers() && inPlace(from + taken, want)) want = 0;
     auto index = static_cast<uint32_t>(pieceSeq_ % kMaxPieces);
     Op& op = pieceOps_[index];
+    op.parts = 0;
     size_t got = want;
     Result<bool> zeroCopy =
         want == 0 ? Result<bool>(false) : prepareZeroCopy(index, from + taken, want);
     if (!zeroCopy) return zeroCopy.status();
+    if (*zeroCopy && lead != 0) {
+      size_t room = 0;
+      const size_t offset = reserve(lead, room);
+      if (room == 0) {
+        releaseRegistration(pieces_[index]);
+        break;
+      }
+      std::byte* at = ring_.data() + offset;
+      const Header leads = header(kLeads);
+      std::memcpy(at, &leads, kHeaderBytes);
+      testing::counters().add(testing::Event::kLeadingHeaders);
+      op.parts = 2;
+      op.iov = {iovec{at, lead}, iovec{const_cast<std::byte*>(from + taken), want}};
+      op.descs = {ring_.desc(), op.desc};
+      headerPending_ = false;
+    }
     if (!*zeroCopy) {
       size_t offset = reserve(lead + want, got);
       if (got == 0) break;
@@ -198,42 +216,6 @@ Result<size_t> Channel::copyInline(const void* src, size_t bytes) {
   send_.advance(bytes);
   if (send_.complete()) TRN_TRY(postHeader());
   return bytes;
-}
-
-bool Channel::inPlace(const std::byte* src, size_t bytes) const {
-  // A registered piece stays where it is however small: the user keeps it mapped and unchanged
-  // until deregistering, and the call returns only after sendDone().
-  if (config_.registered != nullptr && config_.registered->covers(src, bytes)) return true;
-  return config_.zcopyBytes != 0 && bytes >= config_.zcopyBytes;
-}
-
-Result<bool> Channel::prepareZeroCopy(uint32_t index, const std::byte* src, size_t bytes) {
-  MrCache* cache = endpoint_.mrCache();
-  if (cache != nullptr && config_.registered != nullptr) {
-    cache->dropDeregistered(*config_.registered);
-  }
-  if (!inPlace(src, bytes)) return false;
-  const bool registered = config_.registered != nullptr && config_.registered->covers(src, bytes);
-  Op& op = pieceOps_[index];
-  Piece& piece = pieces_[index];
-  op.desc = nullptr;  // what a provider without FI_MR_LOCAL gets
-  if (cache != nullptr) {
-    Result<MrCache::Lease> lease = cache->descriptor(src, bytes, config_.registered);
-    if (!lease) return lease.status();
-    if (!*lease) return false;  // unregistered host memory, or every registration in use
-    op.desc = lease->desc;
-    piece.registration = lease->entry;
-  }
-  if (registered) testing::counters().add(testing::Event::kRegisteredPieces);
-  piece.footprint = 0;
-  op.buffer = const_cast<std::byte*>(src);  // fi_tsend only reads it
-  return true;
-}
-
-void Channel::releaseRegistration(Piece& piece) {
-  if (piece.registration == nullptr) return;
-  endpoint_.mrCache()->release(piece.registration);
-  piece.registration = nullptr;
 }
 
 Result<bool> Channel::sendDone() {

@@ -12,7 +12,11 @@
 // Pieces of at least zcopyBytes, and pieces of any size inside a buffer registered with the
 // communicator (trncclCommRegister), skip the ring: fi_tsend reads the caller's buffer in
 // place (allowed, since the source may be read until sendDone()); such a message's header goes
-// alone, as a piece of its own, ahead of them. A provider that does not ask
+// from the ring as the first part of its first piece (fi_tsendv, one message) where the
+// provider gathers (iov_limit of 2 or more), else alone, as a piece of its own, ahead of them.
+// Over the native tcp provider every piece from 64 KiB goes so by default (provider.h
+// zeroCopyBytes). Pieces read in place take no ring room: up to kMaxPieces of them may be in
+// flight. A provider that does not ask
 // for local registration gets no descriptor. One that does (FI_MR_LOCAL, or
 // TRNCCL_OFI_MR_LOCAL=1) gets the descriptor of the endpoint's cached registration
 // (mr_cache.h) when the piece is device memory or registered host memory, pinned until the
@@ -44,6 +48,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "transports/core/liveness.h"
@@ -98,6 +103,9 @@ class Channel {
   void fail(Status status) {
     if (error_) error_ = std::move(status);
   }
+  // True for the first call after the first of this channel's operations completed (the
+  // endpoint then finds its connection's socket: sockets.h), false after.
+  bool firstCompletion() { return !std::exchange(completed_, true); }
   // When anything last arrived from the peer (written by receive completions and heartbeats).
   LastHeard& heard() { return heard_; }
 
@@ -178,6 +186,7 @@ class Channel {
   Endpoint& endpoint_;
   const ChannelConfig config_;
   Status error_;
+  bool completed_ = false;  // firstCompletion() was true once
   // Slots of headerSlotBytes: kSendHeaders outgoing, kRecvHeaders incoming.
   RegisteredBuffer headers_;
   LastHeard heard_;

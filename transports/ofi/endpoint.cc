@@ -11,6 +11,7 @@
 #include "transports/ofi/heartbeat.h"
 #include "transports/ofi/mr_cache.h"
 #include "transports/ofi/provider.h"
+#include "transports/ofi/sockets.h"
 #include "transports/ofi/testing.h"
 #include "transports/ofi/waker.h"
 
@@ -99,6 +100,10 @@ Status Endpoint::openObjects() {
   if (rc != 0) return systemError("ofi: {}", fiError("fi_cq_open", rc));
   cq_.reset(cq);
   TRN_TRY(openEndpoint(*info_, domain_.get(), cq_.get(), av_, ep_, "ofi"));
+  Result<std::vector<std::byte>> self = name();
+  if (!self) return self.status();
+  sockets_ = std::make_unique<ProviderSockets>(info_->addr_format, *self);
+  if (!sockets_->active()) sockets_.reset();
 
   if (cqAttr.wait_obj == FI_WAIT_FD || waitSet_) {
     int fd = -1;
@@ -193,6 +198,7 @@ Result<fi_addr_t> Endpoint::insert(std::span<const std::byte> name, int peer) {
                               rc < 0 ? fiError("fi_av_insert", rc) : "fi_av_insert took none"),
                   peer);
   }
+  if (sockets_) sockets_->addPeer(name);
   return address;
 }
 
@@ -215,7 +221,10 @@ Status Endpoint::linkStatus(Channel& channel, bool awaited) {
 
 Result<bool> Endpoint::tryPost(Op& op) {
   ssize_t rc = 0;
-  if (isSend(op.kind)) {
+  if (isSend(op.kind) && op.parts > 0) {
+    rc = fi_tsendv(ep_.get(), op.iov.data(), op.descs.data(), op.parts, op.address, op.tag,
+                   &op.context);
+  } else if (isSend(op.kind)) {
     rc = fi_tsend(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, &op.context);
   } else {
     rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, op.ignore,
@@ -304,6 +313,14 @@ Status Endpoint::progress() {
       auto* op = static_cast<Op*>(entries[i].op_context);
       released(*op);
       op->channel->complete(*op, entries[i].len);
+      // The connection carried it, so it exists now: once per channel (sockets.h).
+      if (sockets_ && op->channel->firstCompletion()) {
+        const int set = sockets_->apply(rank_);
+        TRN_INFO(kNet,
+                 "ofi: rank {}: congestion control set on {} connection(s) at the first "
+                 "message with rank {}",
+                 rank_, set, op->channel->peer());
+      }
     }
     completed = true;
     if (static_cast<size_t>(n) < kCqBatch) break;

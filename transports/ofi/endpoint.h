@@ -38,7 +38,9 @@
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_tagged.h>
+#include <sys/uio.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -59,6 +61,7 @@ namespace trnccl::transport::ofi {
 class Channel;
 class Heartbeats;
 class MrCache;
+class ProviderSockets;
 class Waker;
 
 enum class OpKind : uint8_t { kSendHeader, kSendData, kRecvHeader, kRecvData };
@@ -79,6 +82,11 @@ struct Op {
   fi_addr_t address = FI_ADDR_UNSPEC;
   uint64_t tag = 0;
   uint64_t ignore = 0;  // tag bits a receive does not match on
+  // A send of two parts (fi_tsendv): a header from the ring, then the caller's bytes in place
+  // (channel.h); 0: one part, `buffer`.
+  size_t parts = 0;
+  std::array<iovec, 2> iov{};
+  std::array<void*, 2> descs{};
   bool posted = false;  // the provider holds it: its completion (or error) has not arrived
 };
 
@@ -93,7 +101,9 @@ class Endpoint {
 
   // This endpoint's address (fi_getname).
   Result<std::vector<std::byte>> name() const;
-  // Inserts a peer's address; returns its fi_addr_t.
+  // Inserts a peer's address; returns its fi_addr_t. Once a channel's first operation
+  // completed, its connection exists and the endpoint's connections get the congestion
+  // control of transports/core/congestion.h (sockets.h).
   Result<fi_addr_t> insert(std::span<const std::byte> name, int peer);
   // Takes ownership of a channel; it lives until the endpoint closes.
   Channel& adopt(std::unique_ptr<Channel> channel);
@@ -112,6 +122,8 @@ class Endpoint {
   // reports no completion, so the op and its buffer are free again on true. False: not sent
   // (the provider refused it for now, or operations are queued): post() it instead.
   Result<bool> inject(Op& op);
+  // Whether a send may have two parts (Op::parts; the provider's iov_limit).
+  bool gathers() const { return info_->tx_attr->iov_limit >= 2; }
   // Largest send inject() takes: the provider's inject_size (0 with TRNCCL_OFI_INJECT=0).
   size_t injectBytes() const { return injectBytes_; }
   // Reads completions, retries queued operations; an error concerns the whole endpoint.
@@ -159,6 +171,7 @@ class Endpoint {
   size_t posted_ = 0;     // operations the provider holds (Op::posted)
   bool mrLocal_ = false;  // register local buffers (FI_MR_LOCAL or TRNCCL_OFI_MR_LOCAL=1)
   size_t injectBytes_ = 0;
+  std::unique_ptr<ProviderSockets> sockets_;  // null: not a TCP provider's, or left alone
 
   // Destroyed in reverse: waker, endpoint, address vector, completion queue, its wait set,
   // heartbeats, channels (their registrations; they hold leases of the cache), cached

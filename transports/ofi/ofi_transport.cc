@@ -21,9 +21,6 @@ namespace {
 
 constexpr int64_t kDefaultPieceBytes = 1 << 20;
 constexpr int64_t kDefaultBufferBytes = 4 << 20;
-// Off by default: ring reduce-scatter rewrites its scratch one slice later without waiting for
-// sendDone(), which in-place sends do not survive (see the header).
-constexpr int64_t kDefaultZcopyBytes = 0;
 constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
@@ -81,6 +78,7 @@ class Setup {
   size_t pieceBytes_ = 0;
   size_t headerSlotBytes_ = 0;
   size_t streamBytes_ = 0;
+  size_t zcopyBytes_ = 0;
   const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
 };
@@ -113,6 +111,7 @@ Status Setup::open() {
   std::string eager = tuneProvider(**info, pieceBytes_ + kHeaderBytes);
   headerSlotBytes_ = headerSlotBytes(**info);
   streamBytes_ = streamBytes(**info);
+  zcopyBytes_ = zeroCopyBytes(**info);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
@@ -173,8 +172,6 @@ Status Setup::addHeartbeats(const NameBlob& blob, int peer, Channel& channel) {
 
 Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
   size_t buffer = envBytes("TRNCCL_OFI_BUFFER_BYTES", kDefaultBufferBytes);
-  int64_t zcopyEnv = env::getInt("TRNCCL_OFI_ZCOPY_BYTES", kDefaultZcopyBytes);
-  size_t zcopy = zcopyEnv > 0 ? static_cast<size_t>(zcopyEnv) : 0;
   for (int peer : peers_) {
     const NameBlob& blob = blobs[static_cast<size_t>(peer)];
     if (blob.nameBytes == 0 || blob.nameBytes > blob.name.size() || blob.pieceBytes == 0 ||
@@ -196,7 +193,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.sendRingBytes = std::max(buffer, config.pieceBytes + kHeaderBytes);
     config.recvSlots =
         std::max(kMinRecvSlots, (buffer + config.pieceBytes - 1) / config.pieceBytes);
-    config.zcopyBytes = zcopy;
+    config.zcopyBytes = zcopyBytes_;
     config.headerSlotBytes = std::min<size_t>(headerSlotBytes_, blob.headerSlotBytes);
     config.streamBytes = streamBytes_;
     config.registered = ctx_.registered;

@@ -18,22 +18,26 @@
 //                           the receive slots posted ahead per peer (default 4 MiB each,
 //                           allocated on first use).
 //   TRNCCL_OFI_ZCOPY_BYTES  pieces of at least this many bytes are sent from the caller's
-//                           buffer instead of the ring (0: always copy, the default; pieces of
-//                           buffers registered with the communicator go in place anyway).
-//                           Providers that need local registration (FI_MR_LOCAL) do so only
-//                           from device memory and registered host buffers, through a
+//                           buffer instead of the ring (0: always copy; default 64 KiB over
+//                           the native tcp provider, 0 elsewhere: provider.h zeroCopyBytes;
+//                           pieces of buffers registered with the communicator go in place
+//                           anyway). Providers that need local registration (FI_MR_LOCAL) do
+//                           so only from device memory and registered host buffers, through a
 //                           registration cache (mr_cache.h); other host pieces are copied.
-//                           Off by default because the interface lets a sender's source be read
-//                           until sendDone(), but ring reduce-scatter (src/algorithms/
-//                           reducescatter/ring.cc) rewrites a scratch slice that its next rank
-//                           may not have received yet: with 64 KiB here, test_inproc's n4
-//                           reduce-scatter cases of 1048579 floats failed about 1 run in 3.
+//                           The interface lets a sender's source be read until sendDone(); the
+//                           shm transport reads it in place from 32 KiB too. (Ring
+//                           reduce-scatter once rewrote a scratch slice its next rank might
+//                           not have received: double-buffered since 19ca5ee.)
 //   TRNCCL_OFI_MR_LOCAL     1: behave as if the provider required local registration
 //                           (FI_MR_LOCAL, as efa does) even when it does not: register the
 //                           transport's buffers and cache device-memory registrations for
 //                           zero-copy sends (default 0; for tests on machines without efa).
 //   TRNCCL_OFI_WAKER        0: no wait-descriptor thread; the executor then polls (default 1).
 //   TRNCCL_OFI_LINGER_MS    how long closing waits for sends in flight (default 2000).
+//   TRNCCL_SOCKET_CONGESTION  the TCP congestion control of a TCP provider's connections,
+//                           set once they exist (sockets.h), by the tcp transport's rule
+//                           (transports/core/congestion.h: reno within one host by default;
+//                           `default`: the system's).
 //
 // Which provider (provider.h): the one named exactly by TRNCCL_OFI_PROVIDER or a plain
 // FI_PROVIDER, else efa, then the native tcp RDM provider, then tcp;ofi_rxm. With libfabric

@@ -88,4 +88,12 @@ size_t headerSlotBytes(const fi_info& info);
 // moves bytes only while the executor reads its queue).
 size_t streamBytes(const fi_info& info);
 
+// From which size a data piece goes from the caller's buffer instead of the ring
+// (ChannelConfig::zcopyBytes; 0: never): TRNCCL_OFI_ZCOPY_BYTES when set, else
+// kNativeZeroCopyBytes over libfabric's native tcp RDM provider, which writes a posted send to
+// its socket from where it lies (the ring's copy cost 2 MiB of memcpy per rank and 2 MiB
+// all-reduce; README.md, session 16), else 0: ofi_rxm copies an eager message into a buffer of
+// its own anyway, and efa's registrations of host memory are not cached (mr_cache.h).
+size_t zeroCopyBytes(const fi_info& info);
+
 }  // namespace trnccl::transport::ofi

@@ -24,6 +24,7 @@ enum class Event {
   kDoorbellWaits,      // waits on the doorbell with the waker armed once (kOnce)
   kBulkDoorbellWaits,  // waits on the doorbell with a large message in flight (kContinuous)
   kWakerRings,         // doorbell rings by the waker thread
+  kCongestionSet,      // provider sockets given a congestion control (sockets.h)
   kCount
 };
 using Counters = transport::Counters<Event>;

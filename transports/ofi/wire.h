@@ -70,5 +70,8 @@ inline constexpr size_t kNativeHeaderSlotBytes = 65536;
 inline constexpr size_t kNativeInlineBytes = kNativeHeaderSlotBytes - kHeaderBytes;
 // Over the same provider, messages up to this size do not stream (provider.h streamBytes).
 inline constexpr size_t kNativeStreamBytes = size_t{256} << 10;
+// Over the same provider, data pieces from this size go from the caller's buffer (provider.h
+// zeroCopyBytes): every piece of a message above the inline bound but its last few bytes.
+inline constexpr size_t kNativeZeroCopyBytes = size_t{64} << 10;
 
 }  // namespace trnccl::transport::ofi

@@ -3,15 +3,10 @@
 #include "transports/tcp/setup.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <set>
 
@@ -36,31 +31,11 @@ using boost::system::error_code;
 // Measured on the 2-core CI machine over loopback, see tcp_transport.h.
 constexpr uint32_t kDefaultSockets = 1;
 constexpr int64_t kMaxSocketBuffer = int64_t{1} << 30;
-// Within one host (README.md, "Congestion control over loopback").
-constexpr const char* kSameHostCongestion = "reno";
-
-// Whether `socket` joins two ends on this host: the kernel then carries it over loopback,
-// whichever interface's address it names.
-bool sameHost(const tcp::socket& socket) {
-  error_code ec1, ec2;
-  const auto local = socket.local_endpoint(ec1).address();
-  const auto remote = socket.remote_endpoint(ec2).address();
-  return !ec1 && !ec2 && (remote.is_loopback() || remote == local);
-}
-
-// Sets the congestion control `name` on `socket`; a name the kernel refuses (not built, or
-// not allowed for this user) leaves the system's, with a warning.
+// Sets the congestion control `name` on `socket` (transports/core/congestion.h).
 void setCongestion(tcp::socket& socket, const std::string& name, int rank) {
-  if (::setsockopt(socket.native_handle(), IPPROTO_TCP, TCP_CONGESTION, name.data(),
-                   static_cast<socklen_t>(name.size())) == 0) {
+  if (transport::setCongestion(socket.native_handle(), name, "tcp", rank)) {
     testing::counters().add(testing::Event::kCongestionSet, 1);
-    return;
   }
-  const int err = errno;
-  static std::atomic<bool> warned{false};  // once per process, not per socket
-  if (warned.exchange(true)) return;
-  TRN_WARN(kNet, "tcp: rank {}: congestion control \"{}\" refused ({}); keeping the system's", rank,
-           name, std::strerror(err));
 }
 
 net::ListenerOptions listenerOptions(const SetupContext& ctx) {
@@ -217,10 +192,10 @@ Result<std::vector<PeerSockets>> Setup::rehome(asio::io_context& target) {
       peer.sockets[i].set_option(asio::socket_base::send_buffer_size(bufferBytes_), ignored);
       peer.sockets[i].set_option(asio::socket_base::receive_buffer_size(bufferBytes_), ignored);
     }
-    // Unset and empty differ (env.h's getters tell them apart no more).
-    const char* congestion = std::getenv("TRNCCL_SOCKET_CONGESTION");
+    const char* congestion = congestionSetting();
     for (size_t i = 0; i + 1 < peer.sockets.size(); ++i) {
-      const std::string cc = congestionControl(congestion, sameHost(peer.sockets[i]));
+      const std::string cc =
+          congestionControl(congestion, sameHostSocket(peer.sockets[i].native_handle()));
       if (!cc.empty()) setCongestion(peer.sockets[i], cc, ctx_.rank);
     }
     peer.control.emplace(std::move(peer.sockets.back()));
@@ -274,12 +249,6 @@ Result<int> socketBufferBytes() {
     return invalidArgument("tcp: TRNCCL_SOCKET_BUFSIZE={} is outside [0, {}]", n, kMaxSocketBuffer);
   }
   return static_cast<int>(n);
-}
-
-std::string congestionControl(const char* setting, bool sameHost) {
-  if (setting == nullptr) return sameHost ? kSameHostCongestion : "";
-  const std::string name = setting;
-  return name == "default" ? "" : name;
 }
 
 Result<std::vector<PeerSockets>> establish(SetupContext& ctx, const std::vector<int>& peers,

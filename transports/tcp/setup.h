@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "transports/core/congestion.h"  // congestionControl: the data sockets' rule
 #include "transports/core/transport.h"
 
 namespace trnccl::transport::tcp {
@@ -44,12 +45,6 @@ Result<uint32_t> socketsPerPeer();
 // SO_SNDBUF and SO_RCVBUF of every data socket from TRNCCL_SOCKET_BUFSIZE (bytes; 0, the
 // default: the kernel's autotuning, as NCCL and Gloo leave it), or an error.
 Result<int> socketBufferBytes();
-
-// The congestion control (TCP_CONGESTION) of a data socket; "" leaves the system's.
-// `setting` is TRNCCL_SOCKET_CONGESTION (nullptr when unset): a name applies to every pair,
-// "default" (or "") to none; unset, a pair on this host (`sameHost`: loopback) takes "reno",
-// others the system's. README.md, "Congestion control over loopback", says why.
-std::string congestionControl(const char* setting, bool sameHost);
 
 // Collective. Connects to every rank in `peers` and returns their sockets, indexed like
 // `peers`, moved onto `target` (which may be null when `peers` is empty).
