@@ -10,7 +10,7 @@ enum class Event {
   kWrittenInPlace,      // bytes (headers and payload) the socket took straight from the source
   kStaged,              // bytes copied into an outbound ring instead
   kReadInPlace,         // payload bytes read from the socket straight into the destination
-  kCongestionSet,       // data sockets given a congestion control (setup.h, congestionControl)
+  kCongestionSet,       // data sockets given a congestion control (core/congestion.h)
   kCount
 };
 using Counters = transport::Counters<Event>;
