@@ -27,7 +27,8 @@ namespace trnccl::algorithms {
 // it (system calls and wake-ups at both ends): the ranks of a host share its cores, so a call's
 // messages beyond what the cores run side by side wait for one (hostMessagesUs). 0: none.
 // And reduceGBs: how fast a rank folds a message it has received whole into its buffer, on the
-// host (hostReduceUs; 0: the HBM's reduction).
+// host, once the call's buffers outgrow the host's cache, cacheBytes (hostReduceUs; 0: the
+// HBM's reduction).
 struct TransportCost {
   double latencyUs = 0;
   double bandwidthGBs = 0;
@@ -35,6 +36,7 @@ struct TransportCost {
   double copyGBs = 0;
   double hostMessageUs = 0;
   double reduceGBs = 0;
+  double cacheBytes = 0;
 };
 
 // The table: "shm", "tcp", "ofi"; nullptr for any other name.
@@ -199,9 +201,10 @@ double transportMessagesUs(const LinkModel& m, int messages);
 // (docs/ALGORITHMS.md, "The transport under the links").
 double hostMessagesUs(const CollArgs& a, const LinkModel& m, double messages);
 // A rank's reduction of `bytes` it has received whole, after the transfer rather than streamed
-// with it (rdh's halves, mesh's arrivals), at the transport's TransportCost::reduceGBs where
-// that is slower than the HBM's (reduceUs).
-double hostReduceUs(const LinkModel& m, double bytes);
+// with it (rdh's halves, mesh's arrivals): at the transport's TransportCost::reduceGBs where
+// the send and receive buffers of the host's ranks outgrow its cache and that is slower than
+// the HBM's (reduceUs); reduceUs otherwise.
+double hostReduceUs(const CollArgs& a, const LinkModel& m, double bytes);
 
 // The link to a partner at a growing distance within one instance (halving/doubling, trees,
 // Bruck): slowed by half a direct transfer's average torus hops (at least one).

@@ -43,11 +43,23 @@ constexpr TransportCost kTcp{.latencyUs = 7,
                              .perMessageUs = 4.5,
                              .copyGBs = 5,
                              .hostMessageUs = 4.5,
-                             .reduceGBs = 6.7};
+                             .reduceGBs = 3,
+                             .cacheBytes = 32 << 20};
 constexpr TransportCost kOfi = kTcp;
 // The cores of the machine the table was measured on: a host's ranks beyond them wait for one
 // (hostMessagesUs). A constant, not the host's count: every rank must pick alike.
 constexpr double kTableHostCores = 2;
+
+// The busiest host's share of the ranks (a.shape's instances are the hosts; none: one host).
+double hostShare(const CollArgs& a) {
+  if (a.shape == nullptr || a.shape->instances.numRows() <= 1) return 1;
+  size_t most = 0, all = 0;
+  for (const std::vector<int>& host : a.shape->instances.rows) {
+    most = std::max(most, host.size());
+    all += host.size();
+  }
+  return static_cast<double>(most) / static_cast<double>(std::max<size_t>(1, all));
+}
 
 }  // namespace
 
@@ -71,23 +83,18 @@ double hostMessagesUs(const CollArgs& a, const LinkModel& m, double messages) {
   if (us <= 0) return 0;
   // Every rank sends alike: the busiest host serves its ranks' share of the messages, and
   // only what its cores cannot run side by side waits.
-  double share = 1;
-  if (a.shape != nullptr && a.shape->instances.numRows() > 1) {
-    size_t most = 0, all = 0;
-    for (const std::vector<int>& host : a.shape->instances.rows) {
-      most = std::max(most, host.size());
-      all += host.size();
-    }
-    share = static_cast<double>(most) / static_cast<double>(std::max<size_t>(1, all));
-  }
+  const double share = hostShare(a);
   const double ranks = a.nranks * share;
   return messages * share * us * std::max(0.0, 1 - kTableHostCores / std::max(1.0, ranks));
 }
 
-double hostReduceUs(const LinkModel& m, double bytes) {
+double hostReduceUs(const CollArgs& a, const LinkModel& m, double bytes) {
   double us = reduceUs(m, bytes);
+  const double buffers = 2 * totalBytes(a) * a.nranks * hostShare(a);
   for (const TransportCost* t : {m.transports.intra, m.transports.inter}) {
-    if (t != nullptr && t->reduceGBs > 0) us = std::max(us, bytes / (t->reduceGBs * 1e3));
+    if (t != nullptr && t->reduceGBs > 0 && buffers > t->cacheBytes) {
+      us = std::max(us, bytes / (t->reduceGBs * 1e3));
+    }
   }
   return us;
 }

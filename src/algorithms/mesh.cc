@@ -77,7 +77,7 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
 
 // The reduce-scatter round's arrivals, reduced one after another into this rank's block.
 double reductions(const CollArgs& a, const LinkModel& m) {
-  return hostReduceUs(m, (a.nranks - 1) * totalBytes(a) / a.nranks);
+  return hostReduceUs(a, m, (a.nranks - 1) * totalBytes(a) / a.nranks);
 }
 
 // Two direct rounds and the folds. With fewer elements than ranks only the first `count`

@@ -125,7 +125,7 @@ double foldPhase(const CollArgs& a, const LinkModel& m) {
   const double rounds = std::max(1.0, std::ceil(block / round));
   if (withTransports(m)) {  // the form the transport terms were measured against
     return directBlockRound(a, m) + (rounds - 1) * directRound(a, m, 0) +
-           hostReduceUs(m, (a.nranks - 1) * block);
+           hostReduceUs(a, m, (a.nranks - 1) * block);
   }
   const double slice = std::min(round, block);
   return rounds *

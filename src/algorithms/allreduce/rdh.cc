@@ -153,7 +153,7 @@ double estimate(const CollArgs& a, const LinkModel& m) {
     // not hide behind the transfer (over tcp rdh took 1.25-1.55x the ring's time at 16 MiB,
     // 2 to 8 ranks, docs/ALGORITHMS.md "The transport under the links").
     const double reduce = !halving            ? 0.0
-                          : withTransports(m) ? hostReduceUs(m, bytes)
+                          : withTransports(m) ? hostReduceUs(a, m, bytes)
                                               : std::max(0.0, reduceUs(m, bytes) - transfer);
     const double whole = m.messageUs + link.latencyUs + transfer + reduce;
     const int d = 1 << k;
