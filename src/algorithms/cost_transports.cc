@@ -23,10 +23,10 @@ namespace {
 //    its one thread, each costing what it costs the host.
 //  - bandwidthGBs 1.5: a rank's at 4 ranks (the ring's busbw at 2 and 16 MiB: 1.5 and 1.3
 //    GB/s; 3.4 between 2 ranks and 0.6 at 8, the cores being the limit).
-//  - reduceGBs 6.7: rdh's halves arrive whole and are reduced after (hostReduceUs). At 16 MiB
-//    rdh took 2.7, 4.7 and 5.3 ms longer than the ring at 2, 4 and 8 ranks (~3 GB/s of its
-//    halves), but at 256 KiB, 4 ranks (cache-resident) it ran 1.7x faster than the ring; at
-//    3 GB/s the tuner took the ring there, at 6.7 rdh, and still the ring from 2 MiB.
+//  - reduceGBs 3, cacheBytes 32 MiB: rdh's halves arrive whole and are reduced after
+//    (hostReduceUs). At 16 MiB rdh took 2.7, 4.7 and 5.3 ms longer than the ring at 2, 4 and 8
+//    ranks (2.6-3.1 GB/s of its halves), while at 256 KiB it ran 1.7x faster than the ring (4
+//    ranks) and at 2 MiB level with it: the ranks' buffers fit the host's L3 (32 MiB) there.
 // shm keeps the hardware's bandwidth and adds no per-message cost of its own (the hardware's
 // LinkModel::messageUs already charges each message's DMA descriptor): 4-rank shm runs were too
 // noisy here to rank the algorithms, so its terms leave the choices as they were.
