@@ -82,6 +82,10 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
       const double wrapping = static_cast<double>(blocks - 1) / n;  // share sending two
       t += (1 + wrapping) * (m.messageUs + link.latencyUs) + message(link, blocks * block) -
            m.messageUs - link.latencyUs;
+      // A level's blocks land whole, not in slices, as rdh's halves: past the host's cache
+      // another pass over them (hostReduceUs; over tcp the all-gather took 1.2-1.4x the ring's
+      // time at 16 MiB, 4 and 8 ranks, docs/ALGORITHMS.md).
+      t += hostReduceUs(a, m, blocks * block) - reduceUs(m, blocks * block);
       messages += n * (1 + wrapping);
     }
     return t + hostMessagesUs(a, m, messages);

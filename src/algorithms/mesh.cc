@@ -107,8 +107,14 @@ const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a,
-                   const LinkModel& m) { return directBlockRound(a, m) + ownBlockCopyUs(a, m); },
+    // The arrivals land whole: past the host's cache another pass over them, as Bruck's.
+    .estimate =
+        [](const CollArgs& a, const LinkModel& m) {
+          const double arrivals = (a.nranks - 1) * totalBytes(a) / a.nranks;
+          // Nothing without transports: the two terms are the same figure.
+          const double landing = hostReduceUs(a, m, arrivals) - reduceUs(m, arrivals);
+          return directBlockRound(a, m) + ownBlockCopyUs(a, m) + landing;
+        },
     .usesChannels = false,
     .build = allGather,
 };

@@ -263,6 +263,23 @@ TEST(TransportTuner, HostServesTheMessagesPastItsCores) {
   EXPECT_DOUBLE_EQ(algorithms::hostMessagesUs(two, tcp, 10), 10 * each * 0.5 * 0.5);
 }
 
+// Large all-gathers over tcp take the ring: Bruck's and mesh's blocks land whole, which past
+// the host's cache costs another pass over them (at 16 MiB, 4 and 8 ranks, under load: the
+// ring 18.4 and 34.7 ms, Bruck 22.0 and 48.3, mesh 21.9 and 57.6); small ones keep Bruck.
+TEST(TransportTuner, TcpLargeAllGatherTakesTheRing) {
+  for (int n : {4, 8}) {
+    auto view = describeTopology("trn1.32xlarge", n);
+    ASSERT_TRUE(view) << view.status().message();
+    const LinkModel tcp = over(view->links, "tcp");
+    CollArgs a = overTcp(*view, n, 16 << 20);
+    a.coll = algorithms::Collective::kAllGather;
+    a.count = (16 << 20) / sizeof(float) / n;
+    EXPECT_EQ(chosen(a, tcp), "ring") << n << " ranks";
+    a.count = (4 << 10) / sizeof(float) / n;
+    EXPECT_EQ(chosen(a, tcp), "bruck") << n << " ranks";
+  }
+}
+
 // What a rank reduces after the transfer (rdh's halves) runs at the host's memory rate over tcp
 // once the ranks' buffers outgrow the host's cache, at the HBM's otherwise and without
 // transports, exactly as reduceUs (the simulator's estimates unchanged).
