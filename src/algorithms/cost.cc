@@ -11,25 +11,6 @@ namespace {
 // engine): it is what makes one channel the choice for small messages.
 constexpr double kChannelStepUs = 0.2;
 
-// The transports' table (TransportCost), from runs on the 2-core machine (docs/ALGORITHMS.md,
-// "The transport under the links"). Latency: half a 2-rank small all-reduce (two messages per
-// rank). tcp's per-message cost: mesh (three messages at once) measured slowest at 4 ranks,
-// ~150 us behind kangaring at 1 KiB, so a further message costs about one message's latency
-// (one thread serves them one after another).
-// shm keeps the hardware's bandwidth and adds no per-message cost of its own (the hardware's
-// LinkModel::messageUs already charges each message's DMA descriptor): 4-rank shm runs were too
-// noisy here to rank the algorithms, so its terms leave the choices as they were.
-// ofi (libfabric's tcp provider here) is taken as tcp, not measured separately.
-// copyGBs: a rank's local copy on this host while every rank copies (trnccl-sim-calibrate's
-// copy rate: 7.9 GB/s per rank at 2 ranks, 5.05 at 4, quiet machine, docs/SIMULATOR.md "This
-// machine"). It prices Bruck's reduce-scatter's copy of the whole buffer to scratch, which the
-// HBM's 205 GB/s made look free: Bruck was picked for large reduce-scatters over shm and ran
-// 2x the ring's time (4-5x while the scratch was faulted in on every call).
-constexpr TransportCost kShm{.latencyUs = 5, .bandwidthGBs = 0, .perMessageUs = 0, .copyGBs = 5};
-constexpr TransportCost kTcp{
-    .latencyUs = 20, .bandwidthGBs = 1.5, .perMessageUs = 20, .copyGBs = 5};
-constexpr TransportCost kOfi = kTcp;
-
 // The hardware's link with the transport's cost added: latencies add, the slower bandwidth
 // wins.
 LinkCost over(LinkCost hw, const TransportCost* t) {
@@ -51,13 +32,6 @@ LinkModel withoutTransports(LinkModel m) {
 
 bool withTransports(const LinkModel& m) {
   return m.transports.intra != nullptr || m.transports.inter != nullptr;
-}
-
-const TransportCost* transportCost(std::string_view transportName) {
-  if (transportName == "shm") return &kShm;
-  if (transportName == "tcp") return &kTcp;
-  if (transportName == "ofi") return &kOfi;
-  return nullptr;
 }
 
 LinkCost intraLink(const LinkModel& m) {
@@ -88,11 +62,6 @@ LinkCost ringStepLink(const LinkModel& m, LinkCost link) {
   const int perChip = std::max(1, m.ranksPerChip);
   link.latencyUs -= (perChip - 1) * (hw - m.chipLatencyUs) / perChip;
   return link;
-}
-
-double transportMessagesUs(const LinkModel& m, int messages) {
-  const TransportCost* t = m.multiInstance ? m.transports.inter : m.transports.intra;
-  return t == nullptr ? 0 : std::max(0, messages - 1) * t->perMessageUs;
 }
 
 // Hops slow the hardware's path; the transport's message costs once (a transfer is one
@@ -289,13 +258,29 @@ double flatRing(const CollArgs& a, const LinkModel& m, RingRun run) {
 }
 }  // namespace
 
+namespace {
+// The messages of a flat ring across instances, every rank's, which channelsRingPhase leaves
+// out (pipelinedRingPhase counts its own): each channel's part in iterations of a slice per
+// member, each iteration n - 1 steps a phase.
+double acrossRingMessagesUs(const CollArgs& a, const LinkModel& m, int phases) {
+  if (!m.multiInstance) return 0;
+  const int n = a.nranks, channels = std::max(1, a.channels);
+  const double round =
+      static_cast<double>(n) * static_cast<double>(std::max<size_t>(1, a.sliceBytes));
+  const double iterations = std::max(1.0, std::ceil(totalBytes(a) / channels / round));
+  return hostMessagesUs(a, m, static_cast<double>(n) * channels * iterations * phases * (n - 1));
+}
+}  // namespace
+
 double flatRingPhase(const CollArgs& a, const LinkModel& m) {
   return flatRing(
-      a, m, a.coll == Collective::kReduceScatter ? RingRun::kReduceScatter : RingRun::kAllGather);
+             a, m,
+             a.coll == Collective::kReduceScatter ? RingRun::kReduceScatter : RingRun::kAllGather) +
+         acrossRingMessagesUs(a, m, 1);
 }
 
 double flatRingAllReduce(const CollArgs& a, const LinkModel& m) {
-  return flatRing(a, m, RingRun::kAllReduce);
+  return flatRing(a, m, RingRun::kAllReduce) + acrossRingMessagesUs(a, m, 2);
 }
 
 namespace {
@@ -406,12 +391,19 @@ double directRoundOf(const CollArgs& a, const LinkModel& m, double bytesPerPeer,
 }  // namespace
 
 double directRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer) {
-  return directRoundOf(a, m, bytesPerPeer, 0, OwnersRound::kFromOwners);
+  const double n = a.nranks;
+  return directRoundOf(a, m, bytesPerPeer, 0, OwnersRound::kFromOwners) +
+         hostMessagesUs(a, m, n * (n - 1));
 }
 
 double directOwnersRound(const CollArgs& a, const LinkModel& m, double bytesPerPeer, int owners,
                          OwnersRound kind) {
-  return directRoundOf(a, m, bytesPerPeer, std::clamp(owners, 1, a.nranks), kind);
+  owners = std::clamp(owners, 1, a.nranks);
+  // Every rank to each owner but itself, or each owner to every other rank.
+  const double messages = kind == OwnersRound::kToOwners
+                              ? static_cast<double>(a.nranks - 1) * owners
+                              : static_cast<double>(owners) * (a.nranks - 1);
+  return directRoundOf(a, m, bytesPerPeer, owners, kind) + hostMessagesUs(a, m, messages);
 }
 
 double directBlockRound(const CollArgs& a, const LinkModel& m) {

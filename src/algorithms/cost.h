@@ -23,11 +23,20 @@ namespace trnccl::algorithms {
 // And copyGBs: how fast a rank copies within its own memory (a schedule's local copy, the
 // executor's memmove) while every rank does: on the emulation's host, not the modelled HBM
 // (0: the HBM's).
+// And hostMessageUs: what one message of a call costs the host's cores, whichever rank sends
+// it (system calls and wake-ups at both ends): the ranks of a host share its cores, so a call's
+// messages beyond what the cores run side by side wait for one (hostMessagesUs). 0: none.
+// And reduceGBs: how fast a rank folds a message it has received whole into its buffer, on the
+// host, once the call's buffers outgrow the host's cache, cacheBytes (hostReduceUs; 0: the
+// HBM's reduction).
 struct TransportCost {
   double latencyUs = 0;
   double bandwidthGBs = 0;
   double perMessageUs = 0;
   double copyGBs = 0;
+  double hostMessageUs = 0;
+  double reduceGBs = 0;
+  double cacheBytes = 0;
 };
 
 // The table: "shm", "tcp", "ofi"; nullptr for any other name.
@@ -184,6 +193,18 @@ inline int descriptionCopyOf(const LinkModel& m, int instance) {
 // What `messages` sent at once by one rank cost beyond the first on the transport of the
 // flat link (TransportCost::perMessageUs each; 0 without transports).
 double transportMessagesUs(const LinkModel& m, int messages);
+
+// What a call's `messages`, every rank's together, cost the cores of the busiest host
+// (TransportCost::hostMessageUs each, its ranks' share of them; 0 without transports). An
+// estimate adds it on top of its own path: over tcp 4 to 8 ranks share the 2-core host, and
+// between two algorithms with as many steps in a row the one with fewer messages won
+// (docs/ALGORITHMS.md, "The transport under the links").
+double hostMessagesUs(const CollArgs& a, const LinkModel& m, double messages);
+// A rank's reduction of `bytes` it has received whole, after the transfer rather than streamed
+// with it (rdh's halves, mesh's arrivals): at the transport's TransportCost::reduceGBs where
+// the send and receive buffers of the host's ranks outgrow its cache and that is slower than
+// the HBM's (reduceUs); reduceUs otherwise.
+double hostReduceUs(const CollArgs& a, const LinkModel& m, double bytes);
 
 // The link to a partner at a growing distance within one instance (halving/doubling, trees,
 // Bruck): slowed by half a direct transfer's average torus hops (at least one).

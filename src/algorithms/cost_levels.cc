@@ -49,9 +49,11 @@ double treeAllReduceTime(double bytes, double chunkBytes, const std::vector<Tree
   // (delayed by its leaves' tree 0 climbs) has ended; then it comes down tree 1. trnccl-sim's
   // traces of one chunk (--algo tree --trace, 512 KiB): trn2-ultraserver 128 ranks, 33 + 22 +
   // 22 us (76); x 8 instances, 93 + 60 + 69 (223); trn1.32xlarge x 8, 214 + 150 + 160 (524).
-  // The flat three climbs were 1.1-1.65x these. With transports the form the transport terms
-  // were measured against stays.
-  if (withTransports(m)) return 2 * climb + (chunks - 1) * round;
+  // The flat three climbs were 1.1-1.65x these. With transports, three passes of the levels
+  // in a row, each a transport message: over tcp a rank's steps run one after another, and the
+  // schedule's path is 3 x depth messages long (6 at 4 ranks, where the tree took 1.4x
+  // kangaring's time with as many messages and 4 in a row; docs/ALGORITHMS.md).
+  if (withTransports(m)) return 3 * climb + (chunks - 1) * round;
   const double single = climb + std::max(again, descent) + descent;
   // Nor do the chunks pipeline much: a rank's rounds run in order, and its round of one tree
   // waits for the chunk's climb of the other below it, so chunk i + 1 leaves a leaf only after
@@ -73,15 +75,20 @@ double bruckPhase(const CollArgs& a, const LinkModel& m) {
            (reduce ? sharedReduceUs(m, link, bytes) : bytes / (link.bandwidth * 1e3));
   };
   if (withTransports(m)) {  // the form the transport terms were measured against
-    double t = copy;
+    double t = copy, messages = 0;
     for (int d = 1, k = 0; d < n; d *= 2, ++k) {
       const LinkCost link = levelLink(m, m.shiftPartners, k);
       const int blocks = std::min(d, n - d);
       const double wrapping = static_cast<double>(blocks - 1) / n;  // share sending two
       t += (1 + wrapping) * (m.messageUs + link.latencyUs) + message(link, blocks * block) -
            m.messageUs - link.latencyUs;
+      // A level's blocks land whole, not in slices, as rdh's halves: past the host's cache
+      // another pass over them (hostReduceUs; over tcp the all-gather took 1.2-1.4x the ring's
+      // time at 16 MiB, 4 and 8 ranks, docs/ALGORITHMS.md).
+      t += hostReduceUs(a, m, blocks * block) - reduceUs(m, blocks * block);
+      messages += n * (1 + wrapping);
     }
-    return t;
+    return t + hostMessagesUs(a, m, messages);
   }
   // The exchanges in the schedule's order: all-gather at distances 1, 2, 4, ...; reduce-scatter
   // the same backwards, from the largest power of two below n.

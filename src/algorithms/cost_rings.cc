@@ -102,7 +102,14 @@ double pipelinedRingPhase(const CollArgs& a, const LinkModel& m, int k, double b
                              ? moveUs(piece)  // as the transport terms were measured
                              : piece / (stepBandwidth * 1e3) + (reduce ? reduceUs(m, piece) : 0);
   const double hop = m.messageUs + link.latencyUs - transportUs + pieceUs;
-  if (withTransports(m)) return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop));
+  if (withTransports(m)) {
+    // Every rank runs such a phase at once (a flat ring, a composition's lines): the host's
+    // cores serve all their messages, a slice a step and channel each.
+    const double messages =
+        static_cast<double>(a.nranks) * std::max(1, a.channels) * (k - 1) * slices;
+    return (k - 1) * (transportUs + slices * std::max(moveUs(slice), hop)) +
+           hostMessagesUs(a, m, messages);
+  }
   // On the hardware a ring runs slice by slice (ringAllGatherSteps: every slice a pass round
   // the ring of its own, the next pass once this rank's is over), so every slice pays the
   // ring's steps: each the longer of the rank's own slice, issued as a message before its

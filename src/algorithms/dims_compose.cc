@@ -128,7 +128,9 @@ double directPhase(const CollArgs& a, const LinkModel& m, const RankDims::Dim& d
   const double rounds = std::max(1.0, std::ceil(block / slices));
   const double transfer = (n - 1) * block / (dim.bandwidth * 1e3);
   const double work = reduce ? std::max(transfer, reduceUs(m, (n - 1) * block)) : transfer;
-  return rounds * (dim.latencyUs + (n - 1) * m.messageUs) + work;
+  // Every rank runs such a phase at once: the host serves all their messages (cost.h).
+  return rounds * (dim.latencyUs + (n - 1) * m.messageUs) + work +
+         hostMessagesUs(a, m, static_cast<double>(a.nranks) * (n - 1) * rounds);
 }
 
 }  // namespace

@@ -77,7 +77,7 @@ schedule::Schedule reduceScatter(const CollArgs& a) {
 
 // The reduce-scatter round's arrivals, reduced one after another into this rank's block.
 double reductions(const CollArgs& a, const LinkModel& m) {
-  return reduceUs(m, (a.nranks - 1) * totalBytes(a) / a.nranks);
+  return hostReduceUs(a, m, (a.nranks - 1) * totalBytes(a) / a.nranks);
 }
 
 // Two direct rounds and the folds. With fewer elements than ranks only the first `count`
@@ -107,8 +107,14 @@ const Algorithm kMeshAllGather = {
     .name = "mesh",
     .description = "every rank sends its block to every peer directly (small messages)",
     .supports = supports,
-    .estimate = [](const CollArgs& a,
-                   const LinkModel& m) { return directBlockRound(a, m) + ownBlockCopyUs(a, m); },
+    // The arrivals land whole: past the host's cache another pass over them, as Bruck's.
+    .estimate =
+        [](const CollArgs& a, const LinkModel& m) {
+          const double arrivals = (a.nranks - 1) * totalBytes(a) / a.nranks;
+          // Nothing without transports: the two terms are the same figure.
+          const double landing = hostReduceUs(a, m, arrivals) - reduceUs(m, arrivals);
+          return directBlockRound(a, m) + ownBlockCopyUs(a, m) + landing;
+        },
     .usesChannels = false,
     .build = allGather,
 };

@@ -125,7 +125,7 @@ double foldPhase(const CollArgs& a, const LinkModel& m) {
   const double rounds = std::max(1.0, std::ceil(block / round));
   if (withTransports(m)) {  // the form the transport terms were measured against
     return directBlockRound(a, m) + (rounds - 1) * directRound(a, m, 0) +
-           reduceUs(m, (a.nranks - 1) * block);
+           hostReduceUs(a, m, (a.nranks - 1) * block);
   }
   const double slice = std::min(round, block);
   return rounds *
@@ -140,8 +140,11 @@ const Algorithm kOrderedAllReduce = {
         "direct reduce-scatter folded in rank order by each owner, then ring "
         "all-gather (deterministic)",
     .supports = anyCall,
-    .estimate = [](const CollArgs& a,
-                   const LinkModel& m) { return foldPhase(a, m) + flatPhase(a, m); },
+    .estimate =
+        [](const CollArgs& a, const LinkModel& m) {
+          const double n = a.nranks;  // the ring all-gather's messages, every rank's
+          return foldPhase(a, m) + flatPhase(a, m) + hostMessagesUs(a, m, n * (n - 1));
+        },
     .usesChannels = false,
     .build = allReduce,
     .foldsInRankOrder = true,

@@ -260,8 +260,12 @@ double estimate(const CollArgs& a, const LinkModel& m) {
   // The ring's first step only sends (a message and the block); then m - 1 steps reduce and
   // m - 1 pass the final blocks on.
   const double send = m.messageUs + block / (link.bandwidth * 1e3);
+  // Its messages an iteration and channel: the primaries' ring steps, and each of the m blocks
+  // up every chip's chain and down it again.
+  const double messages = C * iterations * (chips * 2 * (chips - 1) + 2 * chips * chips * (P - 1));
   return iterations * (std::max(fill, chain(hopUp, stageUp)) +
-                       std::max(send, chain(hopUp, stageUp)) + (chips - 1) * (up + down) + drain);
+                       std::max(send, chain(hopUp, stageUp)) + (chips - 1) * (up + down) + drain) +
+         hostMessagesUs(a, m, messages);
 }
 
 }  // namespace

@@ -149,7 +149,12 @@ double estimate(const CollArgs& a, const LinkModel& m) {
     const LinkCost link = levelLink(m, m.xorPartners, k);
     const double bytes = S * (1 << k) / p;
     const double transfer = bytes / (link.bandwidth * 1e3);
-    const double reduce = halving ? std::max(0.0, reduceUs(m, bytes) - transfer) : 0.0;
+    // Over a transport the half arrives whole, then the host reduces it: the reduction does
+    // not hide behind the transfer (over tcp rdh took 1.25-1.55x the ring's time at 16 MiB,
+    // 2 to 8 ranks, docs/ALGORITHMS.md "The transport under the links").
+    const double reduce = !halving            ? 0.0
+                          : withTransports(m) ? hostReduceUs(a, m, bytes)
+                                              : std::max(0.0, reduceUs(m, bytes) - transfer);
     const double whole = m.messageUs + link.latencyUs + transfer + reduce;
     const int d = 1 << k;
     if (!perRank) {
@@ -206,7 +211,8 @@ double estimate(const CollArgs& a, const LinkModel& m) {
   double t = *std::max_element(ready.begin(), ready.end());
   const LinkCost flat = flatLink(m);
   if (p < n) t += 2 * (flat.latencyUs + S / (flat.bandwidth * 1e3));  // fold and unfold
-  return t;
+  // Its messages: one per rank a level, and the n - p folded ranks' two.
+  return t + hostMessagesUs(a, m, 2.0 * levels * p + 2.0 * (n - p));
 }
 
 }  // namespace

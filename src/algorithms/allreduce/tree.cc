@@ -25,6 +25,7 @@
 #include "algorithms/allreduce/tree.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "algorithms/patterns.h"
@@ -116,12 +117,17 @@ schedule::Schedule tree(const CollArgs& a) {
 
 // A level's edges join positions about 2^(depth - level) apart (patterns.h binaryTree, and its
 // mirror), every rank sending at once: the links of the tree's edges that long (levelLink).
+// Its messages: each tree's n - 1 edges carry every chunk of its half up and down.
 double estimate(const CollArgs& a, const LinkModel& m) {
   const int depth = treeDepth(a.nranks);
+  const double chunks =
+      std::max(1.0, std::ceil(totalBytes(a) / 2 / std::max<size_t>(1, a.sliceBytes)));
   return treeAllReduceTime(
-      totalBytes(a), static_cast<double>(a.sliceBytes),
-      treeLevels(a.nranks, [&](int level) { return levelLink(m, m.treePartners, depth - level); }),
-      m);
+             totalBytes(a), static_cast<double>(a.sliceBytes),
+             treeLevels(a.nranks,
+                        [&](int level) { return levelLink(m, m.treePartners, depth - level); }),
+             m) +
+         hostMessagesUs(a, m, 4.0 * (a.nranks - 1) * chunks);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // tuner"). Without transport terms (trnccl-sim, trnccl-topo) nothing changes.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "algorithms/cost.h"
@@ -73,8 +74,8 @@ TEST(TransportTuner, TcpMovesSmallAllReducesOffMesh) {
   for (size_t bytes : {size_t{1024}, size_t{64 * 1024}}) {
     CollArgs a = allReduce(*view, bytes);
     EXPECT_EQ(chosen(a, view->links), "mesh") << bytes << " B on the hardware model";
-    // Off mesh, to one of the two measured faster (kangaring at 1 KiB, rdh at 64 KiB): rdh
-    // since the cost model charges kangaring's lockstep groups and rdh's levels their routes.
+    // Off mesh, to one of the two measured faster (kangaring at 1 KiB, rdh at 64 KiB): since
+    // the host's cores serve every rank's messages, kangaring at 1 KiB (fewer of them).
     const std::string pick = chosen(a, tcp);
     EXPECT_TRUE(pick == "rdh" || pick == "kangaring") << bytes << " B over tcp: " << pick;
     EXPECT_GT(estimateOf("mesh", a, tcp), estimateOf(pick.c_str(), a, tcp)) << bytes;
@@ -202,6 +203,103 @@ TEST(TransportTuner, TermsAddToTheHardwareLinks) {
   // latency of its pipelined slices hides behind their bytes).
   EXPECT_GE(estimateOf("ring", big, tcp), 1.5 * (64 << 20) / (t.bandwidthGBs * 1e3));
   EXPECT_LT(estimateOf("ring", big, hw), estimateOf("ring", big, tcp) / 10);
+}
+
+// What tcp's 1 MiB slices (a quarter of its 4 MiB buffer) make of a call of `bytes`.
+CollArgs overTcp(const TopologyView& view, int nranks, size_t bytes) {
+  CollArgs a = allReduce(view, bytes);
+  a.nranks = nranks;
+  a.sliceBytes = 1 << 20;
+  return a;
+}
+
+// The picks over tcp that the quiet sweep of every algorithm backs (docs/ALGORITHMS.md, "The
+// transport under the links", sixteenth session; medians of 5 runs, us): 4 ranks, 64 B-4 KiB
+// kangaring 48-50 against rdh's 64-68 (the pick before); 8 ranks tree 176-199 against rdh's
+// 198-232; 16 MiB the ring (19.3 and 50.0 ms against rdh's 24.0 and 55.3), 2 MiB still rdh
+// (the ring 1.05-1.11x, 1.65x at 4 ranks under load); 2 ranks oneshot while it may, then the
+// ring (rdh 1.55x the ring at 16 MiB).
+TEST(TransportTuner, TcpPicksWhatRanFastestOverTcp) {
+  struct Cell {
+    int nranks;
+    size_t bytes;
+    const char* pick;
+  };
+  const Cell cells[] = {
+      {2, 8, "oneshot"},     {2, 4 << 10, "oneshot"},   {2, 32 << 10, "oneshot"},
+      {2, 2 << 20, "ring"},  {2, 16 << 20, "ring"},     {4, 64, "kangaring"},
+      {4, 512, "kangaring"}, {4, 4 << 10, "kangaring"}, {4, 16 << 20, "ring"},
+      {8, 64, "tree"},       {8, 512, "tree"},          {8, 4 << 10, "tree"},
+      {8, 16 << 20, "ring"}, {4, 2 << 20, "rdh"},       {8, 2 << 20, "rdh"},
+  };
+  for (const Cell& c : cells) {
+    auto view = describeTopology("trn1.32xlarge", c.nranks);
+    ASSERT_TRUE(view) << view.status().message();
+    const CollArgs a = overTcp(*view, c.nranks, c.bytes);
+    EXPECT_EQ(chosen(a, over(view->links, "tcp")), c.pick) << c.nranks << " ranks, " << c.bytes;
+  }
+}
+
+// Past the host's cores (2 on the machine the table was measured on) every rank's messages wait
+// for one: none of it between 2 ranks, half at 4, three quarters at 8; across hosts only the
+// busiest host's share; nothing without transports or over shm.
+TEST(TransportTuner, HostServesTheMessagesPastItsCores) {
+  auto view = describeTopology("trn1.32xlarge", 8);
+  ASSERT_TRUE(view) << view.status().message();
+  const LinkModel tcp = over(view->links, "tcp");
+  const double each = algorithms::transportCost("tcp")->hostMessageUs;
+  ASSERT_GT(each, 0);
+  for (int n : {2, 4, 8}) {
+    const CollArgs a = overTcp(*view, n, 8);
+    EXPECT_DOUBLE_EQ(algorithms::hostMessagesUs(a, tcp, 10), 10 * each * (1 - 2.0 / n)) << n;
+    EXPECT_EQ(algorithms::hostMessagesUs(a, view->links, 10), 0) << n;
+    EXPECT_EQ(algorithms::hostMessagesUs(a, over(view->links, "shm"), 10), 0) << n;
+  }
+  // 8 ranks on 2 hosts of 4: a host serves half the messages, half of that past its cores.
+  CollArgs two = overTcp(*view, 8, 8);
+  auto shape = std::make_shared<algorithms::Shape>(*view->shape);
+  shape->instances.rows = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  two.shape = shape;
+  EXPECT_DOUBLE_EQ(algorithms::hostMessagesUs(two, tcp, 10), 10 * each * 0.5 * 0.5);
+}
+
+// Large all-gathers over tcp take the ring: Bruck's and mesh's blocks land whole, which past
+// the host's cache costs another pass over them (at 16 MiB, 4 and 8 ranks, under load: the
+// ring 18.4 and 34.7 ms, Bruck 22.0 and 48.3, mesh 21.9 and 57.6); small ones keep Bruck.
+TEST(TransportTuner, TcpLargeAllGatherTakesTheRing) {
+  for (int n : {4, 8}) {
+    auto view = describeTopology("trn1.32xlarge", n);
+    ASSERT_TRUE(view) << view.status().message();
+    const LinkModel tcp = over(view->links, "tcp");
+    CollArgs a = overTcp(*view, n, 16 << 20);
+    a.coll = algorithms::Collective::kAllGather;
+    a.count = (16 << 20) / sizeof(float) / n;
+    EXPECT_EQ(chosen(a, tcp), "ring") << n << " ranks";
+    a.count = (4 << 10) / sizeof(float) / n;
+    EXPECT_EQ(chosen(a, tcp), "bruck") << n << " ranks";
+  }
+}
+
+// What a rank reduces after the transfer (rdh's halves) runs at the host's memory rate over tcp
+// once the ranks' buffers outgrow the host's cache, at the HBM's otherwise and without
+// transports, exactly as reduceUs (the simulator's estimates unchanged).
+TEST(TransportTuner, ReductionsAfterTheTransferRunOnTheHost) {
+  auto view = describeTopology("trn1.32xlarge", 4);
+  ASSERT_TRUE(view) << view.status().message();
+  const algorithms::TransportCost& t = *algorithms::transportCost("tcp");
+  const LinkModel tcp = over(view->links, "tcp");
+  const CollArgs big = overTcp(*view, 4, 16 << 20), mid = overTcp(*view, 4, 2 << 20);
+  ASSERT_GT(2.0 * 4 * (16 << 20), t.cacheBytes);
+  ASSERT_LT(2.0 * 4 * (2 << 20), t.cacheBytes);
+  const double half = 8 << 20;
+  EXPECT_EQ(algorithms::hostReduceUs(big, view->links, half),
+            algorithms::reduceUs(view->links, half));
+  EXPECT_DOUBLE_EQ(algorithms::hostReduceUs(big, tcp, half), half / (t.reduceGBs * 1e3));
+  EXPECT_EQ(algorithms::hostReduceUs(mid, tcp, half), algorithms::reduceUs(tcp, half));
+  // So rdh, whose halves arrive whole, costs more than the ring at 16 MiB over tcp (1.24x its
+  // time at 4 ranks), and not at 2 MiB (0.95x).
+  EXPECT_GT(estimateOf("rdh", big, tcp), estimateOf("ring", big, tcp));
+  EXPECT_LT(estimateOf("rdh", mid, tcp), estimateOf("ring", mid, tcp));
 }
 
 }  // namespace
