@@ -289,8 +289,9 @@ void Stream::noteWaiter() {
 
 bool Stream::deferring(uint64_t sequence) {
   if (!deferStart_.load(std::memory_order_relaxed)) return false;
-  // An earlier task still waits to start: this caller does not wait after each call.
-  if (completed_.load(std::memory_order_acquire) < sequence) {
+  // More tasks wait to start than one wait covers in the pattern (a torch operation enqueues
+  // three: the collective, its callback, an event): this caller does not wait after each call.
+  if (completed_.load(std::memory_order_acquire) + kSyncedBatch <= sequence) {
     stopDeferring();
     return false;
   }

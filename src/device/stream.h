@@ -50,8 +50,8 @@
 // task, as an MPI rank would. The worker then sleeps at most kDeferredBound at a time: a task
 // still pending at two of its wake-ups in a row (nobody came to wait for it) is run and ends
 // the mode, so a task never waits more than twice that bound to start. The mode also ends
-// when an enqueue finds an earlier task still waiting to start, when a waiter leaves tasks
-// behind, when someone waits for the stream without running it (kick(): query(), a task of
+// when an enqueue finds kSyncedBatch earlier tasks still waiting to start, when a waiter leaves
+// tasks behind, when someone waits for the stream without running it (kick(): query(), a task of
 // another stream, an event), and after kQuietWakes wake-ups with no waits.
 //
 // A task that returns an error (or throws) puts the stream in a sticky error state: every

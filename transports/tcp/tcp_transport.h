@@ -24,7 +24,8 @@
 //                          0: not set, the kernel autotunes (as NCCL and Gloo leave it); 4 MiB
 //                          made no difference beyond the noise of the loaded 2-core machine
 //                          (reduce_scatter_perf -b 1M -e 64M over tcp, 2 ranks).
-//   TRNCCL_SOCKET_CONGESTION  TCP_CONGESTION of the data sockets (transports/core/congestion.h, congestionControl).
+//   TRNCCL_SOCKET_CONGESTION  TCP_CONGESTION of the data sockets (transports/core/congestion.h,
+//   congestionControl).
 //                          Unset: "reno" for a peer on this host (loopback), the system's for
 //                          others; a name: that one for every peer; "default": never set. The
 //                          system's BBR paced loopback and fired spurious tail-loss probes, 1.5-2x

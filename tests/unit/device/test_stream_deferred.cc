@@ -4,9 +4,11 @@
 // query(), another stream or an event waiting for the work) still starts the work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "device/device_api.h"
 #include "device/stream.h"
@@ -28,15 +30,18 @@ void enqueueNoting(trnrtStream_t stream, std::atomic<std::thread::id>* ranOn) {
               }).isOk());
 }
 
-// Waits after each of `n` enqueues, as a blocking-style caller does; returns how many of the
-// tasks ran on this thread.
-int waitAfterEach(trnrtStream_t stream, int n) {
+// Waits after each of `n` calls of `tasks` enqueues, as a blocking-style caller does; returns
+// how many of the calls' tasks all ran on this thread.
+int waitAfterEach(trnrtStream_t stream, int n, int tasks = 1) {
   int here = 0;
   for (int i = 0; i < n; ++i) {
-    std::atomic<std::thread::id> ranOn;
-    enqueueNoting(stream, &ranOn);
+    std::vector<std::atomic<std::thread::id>> ranOn(tasks);
+    for (auto& r : ranOn) enqueueNoting(stream, &r);
     EXPECT_EQ(trnrtStreamSynchronize(stream), trnrtSuccess);
-    here += ranOn.load() == std::this_thread::get_id() ? 1 : 0;
+    here += std::all_of(ranOn.begin(), ranOn.end(),
+                        [](const auto& r) { return r.load() == std::this_thread::get_id(); })
+                ? 1
+                : 0;
   }
   return here;
 }
@@ -61,6 +66,19 @@ TEST(StreamDeferredStart, AWaitAfterEveryEnqueueLeavesTheTasksToTheCaller) {
   // task to the worker (and the mode until 8 more waits): allow some, not half.
   const int here = waitAfterEach(guard.get(), 400);
   EXPECT_GE(here, 300) << "tasks run by the waiting thread, of 400";
+}
+
+// A call of three tasks (torch: the collective, its callback, the event wait() synchronizes)
+// is still one wait's worth: the mode holds, and the calls run on the waiting thread.
+TEST(StreamDeferredStart, CallsOfThreeTasksStayWithTheCaller) {
+  StreamGuard guard;
+  waitAfterEach(guard.get(), 16, 3);
+  EXPECT_TRUE(guard.get()->defersStart());
+  const int here = waitAfterEach(guard.get(), 200, 3);
+  EXPECT_GE(here, 150) << "calls run wholly by the waiting thread, of 200";
+  // Ending at each call's second enqueue, the mode began again every 8 calls (25 times here);
+  // a caller preempted between its enqueues and its wait may lose it once or twice.
+  EXPECT_LE(guard.get()->stats().deferrals, 5u);
 }
 
 // One thread issuing on two streams, then waiting for each, is not the pattern: the first
@@ -93,18 +111,19 @@ TEST(StreamDeferredStart, ATaskNobodyWaitsForStillStarts) {
   EXPECT_EQ(trnrtStreamSynchronize(guard.get()), trnrtSuccess);
 }
 
-// An enqueue that finds the previous task not started yet ends the mode and wakes the worker:
-// the caller is issuing work without waiting for each.
-TEST(StreamDeferredStart, AnEnqueueBehindAWaitingTaskEndsTheMode) {
+// An enqueue that finds four earlier tasks not started yet ends the mode and wakes the worker:
+// the caller is issuing work without waiting for each call.
+TEST(StreamDeferredStart, AnEnqueueBehindFourWaitingTasksEndsTheMode) {
   StreamGuard guard;
   waitAfterEach(guard.get(), 16);
   ASSERT_TRUE(guard.get()->defersStart());
-  std::atomic<std::thread::id> first, second;
-  enqueueNoting(guard.get(), &first);
-  enqueueNoting(guard.get(), &second);
+  std::vector<std::atomic<std::thread::id>> ranOn(5);
+  for (int i = 0; i < 4; ++i) enqueueNoting(guard.get(), &ranOn[i]);
+  EXPECT_TRUE(guard.get()->defersStart());
+  enqueueNoting(guard.get(), &ranOn[4]);
   EXPECT_FALSE(guard.get()->defersStart());
-  ASSERT_TRUE(eventually([&] { return second.load() != std::thread::id(); }));
-  EXPECT_NE(first.load(), std::thread::id());
+  ASSERT_TRUE(eventually([&] { return ranOn[4].load() != std::thread::id(); }));
+  for (const auto& r : ranOn) EXPECT_NE(r.load(), std::thread::id());
   EXPECT_EQ(trnrtStreamSynchronize(guard.get()), trnrtSuccess);
 }
 
