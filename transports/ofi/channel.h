@@ -38,6 +38,16 @@
 // sequence order, straight out of the slot (after the header, in a message's first piece), and
 // reposted for the sequence `recvSlots` further on once consumed. An inline message is handed
 // out of its header slot, which is reposted once it is consumed.
+// With recvInPlace (over the native tcp provider by default, provider.h recvInPlace) data
+// receives are posted only for pieces that surely belong to the message being received (each
+// piece carries at most pieceBytes: while the bytes handed and those the posted pieces may carry
+// fall short of its size, the next piece is its own), at the first recvSome/recvInto and as
+// pieces arrive; a piece that comes earlier waits in the provider (net: in its socket). A
+// receiver that only copies (recvInto) gets each piece straight into its destination, posted
+// once the pieces before it arrived (so its offset is known; a first piece's header goes to its
+// slot, fi_trecvv); one that consumes gets slots as before. While an inline message is
+// expected, one slot is posted for the next piece, so a piece sent instead is seen
+// (crossCheck). Session 17 (README.md): the slot's copy was ~90 us of a 2 MiB all-reduce.
 //
 // Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
 // heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
@@ -76,6 +86,11 @@ struct ChannelConfig {
   // Messages larger than this stream (bulk(): the waker rings at every arrival); 0: every
   // message above the inline bound. Local: only this rank's waiting depends on it.
   size_t streamBytes = 0;
+  // Data receives are posted only for pieces of the message being received, and a receiver
+  // that only copies (recvInto) gets them straight into its destination, one at a time
+  // (channel_recv.cc); false: recvSlots posted ahead, whatever the messages. Local: only this
+  // rank's receives depend on it. Needs a provider without local registration.
+  bool recvInPlace = false;
   // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
   // source buffer whatever their size. nullptr: none.
   const RegisteredMemory* registered = nullptr;
@@ -94,7 +109,12 @@ class Channel {
   Result<size_t> sendSome(const void* src, size_t bytes);
   Result<bool> sendDone();
   Status beginRecv(uint64_t tag, size_t bytes);
-  Result<size_t> recvSome(size_t max, const Consumer& consume);
+  Result<size_t> recvSome(size_t max, const Consumer& consume) {
+    return receive(max, nullptr, &consume);
+  }
+  // recvSome for a receiver that copies byte k of the message to dst[k] (Connection::recvInto);
+  // with recvInPlace, pieces may be received straight into dst (any byte of the message).
+  Result<size_t> recvInto(std::byte* dst, size_t max) { return receive(max, dst, nullptr); }
 
   // Completion of one of this channel's operations (called by Endpoint::progress).
   void complete(Op& op, size_t bytes);
@@ -142,6 +162,7 @@ class Channel {
   static constexpr uint32_t kSendHeaders = 16;
   static constexpr uint32_t kRecvHeaders = 16;
   static constexpr uint32_t kMaxPieces = 64;  // data sends in flight
+  static constexpr size_t kNotArrived = SIZE_MAX;
 
   struct Piece {
     size_t footprint = 0;  // ring bytes this piece holds (its bytes plus any skipped tail)
@@ -158,7 +179,10 @@ class Channel {
   // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
   // posts the header once the message is complete.
   Result<size_t> copyInline(const void* src, size_t bytes);
-  Result<size_t> consumeInline(size_t max, const Consumer& consume);
+  Result<size_t> consumeInline(size_t max, std::byte* into, const Consumer* consume);
+  // recvSome (into null) or recvInto (consume null).
+  Result<size_t> receive(size_t max, std::byte* into, const Consumer* consume);
+  void hand(std::byte* into, const Consumer* consume, const std::byte* data, size_t n);
   // True when a piece of `bytes` at `src` may be read in place (before any registration).
   bool inPlace(const std::byte* src, size_t bytes) const;
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
@@ -169,7 +193,14 @@ class Channel {
   size_t reserve(size_t want, size_t& got);
   Status ensureRecvSlots();
   Status postRecvHeader(uint32_t slot, uint64_t seq);
-  Status postRecvData(uint32_t slot, uint64_t seq);
+  // Posts piece `seq` into `slot`, or with `place`, its `bytes` of payload there (a first
+  // piece's header still into the slot).
+  Status postRecvData(uint32_t slot, uint64_t seq, std::byte* place = nullptr, size_t bytes = 0);
+  // recvInPlace: posts what surely belongs to the current message (channel_recv.cc).
+  Status postPieces(std::byte* into);
+  // The current piece, in `slot`, was handed out.
+  Status retirePiece(uint32_t slot);
+  uint32_t slotOf(uint64_t seq) const { return static_cast<uint32_t>(seq % config_.recvSlots); }
   // Checks the current incoming message's header once it arrived: in its header slot (inline)
   // or at the start of the next data slot.
   Status checkHeader();
@@ -218,9 +249,12 @@ class Channel {
   std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived
   RegisteredBuffer slots_;
   uint64_t recvPieceSeq_ = 0;  // next piece expected
+  uint64_t postedSeq_ = 0;     // next piece not posted yet
+  uint64_t firstSeq_ = 0;      // the current message's first piece
   size_t slotConsumed_ = 0;    // bytes of the current slot handed out
   std::vector<Op> slotOps_;
-  std::vector<size_t> slotBytes_;  // SIZE_MAX: not arrived
+  std::vector<size_t> slotBytes_;      // SIZE_MAX: not arrived
+  std::vector<std::byte*> slotPlace_;  // where the slot's piece goes in place; null: the slot
 };
 
 }  // namespace trnccl::transport::ofi

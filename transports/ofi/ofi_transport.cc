@@ -78,6 +78,7 @@ class Setup {
   size_t pieceBytes_ = 0;
   size_t headerSlotBytes_ = 0;
   size_t streamBytes_ = 0;
+  bool recvInPlace_ = false;
   size_t zcopyBytes_ = 0;
   const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
@@ -112,6 +113,7 @@ Status Setup::open() {
   headerSlotBytes_ = headerSlotBytes(**info);
   streamBytes_ = streamBytes(**info);
   zcopyBytes_ = zeroCopyBytes(**info);
+  recvInPlace_ = recvInPlace(**info);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
@@ -196,6 +198,7 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.zcopyBytes = zcopyBytes_;
     config.headerSlotBytes = std::min<size_t>(headerSlotBytes_, blob.headerSlotBytes);
     config.streamBytes = streamBytes_;
+    config.recvInPlace = recvInPlace_ && endpoint_->registrationDomain() == nullptr;
     config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     {

@@ -1,0 +1,162 @@
+// Receiving in place (ChannelConfig::recvInPlace, on by default over libfabric's native tcp
+// provider): data receives posted per message, a copying receiver's (recvInto) pieces straight
+// into its destination. Forced on (TRNCCL_OFI_RECV_IN_PLACE=1) over every provider here, so the
+// posting rules run over rxm and shm too, whose early pieces the provider buffers.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <thread>
+
+#include "transports/ofi/ofi_connection.h"
+#include "transports/ofi/testing.h"
+#include "unit/ofi/ofi_test_util.h"
+
+namespace trnccl::transport::ofi::test {
+namespace {
+
+using testing::Event;
+using OfiRecvInPlaceTest = PerProvider;
+
+constexpr size_t kPiece = size_t{1} << 20;  // the default piece (ofi_transport.cc)
+
+uint64_t seedOf(int from, size_t m, size_t size) {
+  return (uint64_t(from) << 40) ^ (uint64_t(m) << 32) ^ size;
+}
+
+// Message m of `sizes` both ways between ranks 0 and 1, sent in offers of at most a `parts`th
+// (a forwarding step offers what it produced); received with recvInto, or with recvSome where
+// `copies(m)` is false. `ahead`: every message is offered before any receive begins (its pieces
+// arrive before their receives are posted), and the sends complete after the receives.
+Status exchange(Cluster& cluster, const std::vector<size_t>& sizes, size_t parts,
+                const std::function<bool(size_t)>& copies, bool ahead) {
+  return cluster.runEach([&](int r) -> Status {
+    Connection* c = cluster.connTo(r, 1 - r);
+    std::vector<std::vector<std::byte>> out(sizes.size());
+    auto deadline = Deadline::after(60s);
+    auto pause = [&](bool progress) -> Status {
+      if (deadline.expired()) return Status(Code::kTimeout, "test: exchange timed out");
+      if (!progress) std::this_thread::sleep_for(20us);
+      return Status::ok();
+    };
+    // Message m each way; `send` and `recv` say which directions this call moves (a direction
+    // carries one message at a time).
+    auto run = [&](size_t m, bool send, bool recv) -> Status {
+      const size_t size = sizes[m];
+      size_t sent = 0, got = 0;
+      std::vector<std::byte> in;
+      if (send) {
+        out[m].resize(size);
+        fillPattern(out[m], seedOf(r, m, size));
+        TRN_TRY(c->beginSend(m, size));
+      }
+      if (recv) {
+        in.assign(size, std::byte{0});
+        TRN_TRY(c->beginRecv(m, size));
+      }
+      bool sendDone = !send, recvDone = !recv;
+      while (!sendDone || !recvDone) {
+        bool progress = false;
+        if (!sendDone && sent < size) {
+          Result<size_t> n =
+              c->sendSome(out[m].data() + sent, std::min(size - sent, size / parts + 1));
+          if (!n) return n.status();
+          sent += *n;
+          progress |= *n > 0;
+        }
+        if (!sendDone && sent == size) {
+          if (ahead) break;  // completed after the receives
+          Result<bool> done = c->sendDone();
+          if (!done) return done.status();
+          sendDone = *done;
+        }
+        if (!recvDone) {
+          std::byte* dst = in.data();
+          Result<size_t> n =
+              copies(m) ? c->recvInto(dst, size - got)
+                        : c->recvSome(size - got, [&](size_t off, const std::byte* p, size_t k) {
+                            std::memcpy(dst + off, p, k);
+                          });
+          if (!n) return n.status();
+          got += *n;
+          progress |= *n > 0;
+          recvDone = got == size;
+        }
+        TRN_TRY(pause(progress));
+      }
+      if (recv) {
+        std::vector<std::byte> expected(size);
+        fillPattern(expected, seedOf(1 - r, m, size));
+        if (in != expected) return internalError("rank {}: message {} differs", r, m);
+      }
+      return Status::ok();
+    };
+    for (size_t m = 0; m < sizes.size(); ++m) TRN_TRY(run(m, true, !ahead));
+    if (!ahead) return Status::ok();
+    for (size_t m = 0; m < sizes.size(); ++m) TRN_TRY(run(m, false, true));
+    while (true) {
+      Result<bool> done = c->sendDone();
+      if (!done) return done.status();
+      if (*done) return Status::ok();
+      TRN_TRY(pause(false));
+    }
+  });
+}
+
+bool scatters(Cluster& cluster) {
+  return static_cast<OfiConnection*>(cluster.connTo(0, 1))->endpoint().scatters();
+}
+
+// Whole pieces into a copying receiver land in place: every piece of a message of data pieces
+// (a first piece only where the provider scatters: its header goes to a slot), none with the
+// setting off; the bytes arrive intact either way, whether the receives were posted before the
+// pieces arrived or long after.
+TEST_P(OfiRecvInPlaceTest, CopyingReceiverGetsPiecesInPlace) {
+  // 3 MiB in all: less than the sender's ring, whose room the pieces of rxm and shm hold until
+  // they are received (ahead).
+  const std::vector<size_t> sizes = {kPiece, 2 * kPiece + 5, 100 << 10};
+  for (bool ahead : {false, true}) {
+    for (const char* setting : {"1", "0"}) {
+      EnvGuard inPlace("TRNCCL_OFI_RECV_IN_PLACE", setting);
+      Cluster cluster(2);
+      ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+      const int64_t firsts = scatters(cluster) ? 3 : 0;
+      CounterDelta<Event> delta;
+      Status status = exchange(cluster, sizes, 1, [](size_t) { return true; }, ahead);
+      ASSERT_TRUE(status.isOk()) << status.message();
+      const int64_t expected = *setting == '1' ? 2 * (firsts + 2) : 0;  // both ranks
+      EXPECT_EQ(delta.get(Event::kReceivedInPlace), expected)
+          << "ahead " << ahead << ", setting " << setting;
+    }
+  }
+}
+
+// Pieces of any size (a sender offering in dribbles), copying and consuming receivers in turn,
+// inline messages between (after which the next piece is posted to a slot, so a piece sent
+// where an inline message is expected is still found): all arrive intact, in place or not.
+TEST_P(OfiRecvInPlaceTest, MixedReceiversAndDribbledPieces) {
+  EnvGuard inPlace("TRNCCL_OFI_RECV_IN_PLACE", "1");
+  EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", "65536");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  std::mt19937 random(17);
+  std::vector<size_t> sizes;  // up to 270,000 bytes: at most 5 pieces of each in flight
+  for (int m = 0; m < 40; ++m) {
+    sizes.push_back(m % 5 == 4 ? 1 + random() % 2000 : 70000 + random() % 200000);
+  }
+  for (bool ahead : {false, true}) {
+    // Ahead, 10 messages: fewer pieces than a sender keeps in flight (Channel::kMaxPieces).
+    if (ahead) sizes.resize(10);
+    CounterDelta<Event> delta;
+    Status status =
+        exchange(cluster, sizes, 5, [](size_t m) { return m % 3 != 1; }, ahead);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    EXPECT_GT(delta.get(Event::kReceivedInPlace), 0);
+  }
+}
+
+}  // namespace
+
+INSTANTIATE_TEST_SUITE_P(Providers, OfiRecvInPlaceTest, ::testing::Values("tcp", "net", "shm"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace trnccl::transport::ofi::test
