@@ -21,10 +21,10 @@ Channel::Channel(Endpoint& endpoint, ChannelConfig config)
   for (uint32_t i = 0; i < kSendHeaders; ++i) init(headerOps_[i], OpKind::kSendHeader, i);
   for (uint32_t i = 0; i < kMaxPieces; ++i) init(pieceOps_[i], OpKind::kSendData, i);
   for (uint32_t i = 0; i < kRecvHeaders; ++i) init(recvHeaderOps_[i], OpKind::kRecvHeader, i);
-  slotOps_.resize(config_.recvSlots);
-  for (uint32_t i = 0; i < config_.recvSlots; ++i) init(slotOps_[i], OpKind::kRecvData, i);
-  slotBytes_.assign(config_.recvSlots, kNotArrived);
-  slotPlace_.assign(config_.recvSlots, nullptr);
+  slotOps_.resize(2 * config_.recvSlots);
+  for (uint32_t i = 0; i < slotOps_.size(); ++i) init(slotOps_[i], OpKind::kRecvData, i);
+  slotBytes_.assign(slotOps_.size(), kNotArrived);
+  slotPlace_.assign(slotOps_.size(), nullptr);
   recvHeaderBytes_.fill(kNotArrived);
 }
 
@@ -48,6 +48,7 @@ Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(send_.begin(tag, bytes));
   sendInline_ = bytes != 0 && bytes <= inlineBytes();
+  sendPlaced_ = placed(bytes);
   headerPending_ = bytes != 0;
   sendMessages_ += bytes != 0 ? 1 : 0;
   return Status::ok();
@@ -191,7 +192,8 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
     }
     op.bytes = lead + got;
     op.address = config_.address;
-    op.tag = wireTag(WireKind::kData, config_.self, pieceSeq_);
+    op.tag = wireTag(sendPlaced_ ? WireKind::kPlaced : WireKind::kData, config_.self,
+                     sendStream_[sendPlaced_ ? 1 : 0]++);
     pieces_[index].done = false;
     ++pieceSeq_;
     taken += got;

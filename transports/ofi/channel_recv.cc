@@ -1,5 +1,5 @@
-// The channel's receiving half (channel.h): header slots, data slots, and data pieces received
-// straight into a copying receiver's destination (ChannelConfig::recvInPlace).
+// The channel's receiving half (channel.h): header slots, data slots, and placed pieces received
+// straight into a copying receiver's destination (ChannelConfig::placeBytes).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -25,7 +25,7 @@ Status Channel::postRecvData(uint32_t slot, uint64_t seq, std::byte* place, size
   op.parts = 0;
   op.buffer = slotMemory(slot);
   op.bytes = slotStride();
-  op.desc = slots_.desc();
+  op.desc = slots_[slot / config_.recvSlots].desc();
   if (place != nullptr && seq == firstSeq_) {  // the header into the slot, the payload in place
     op.parts = 2;
     op.iov = {iovec{slotMemory(slot), kHeaderBytes}, iovec{place, bytes}};
@@ -36,24 +36,25 @@ Status Channel::postRecvData(uint32_t slot, uint64_t seq, std::byte* place, size
     op.desc = nullptr;
   }
   op.address = FI_ADDR_UNSPEC;
-  op.tag = wireTag(WireKind::kData, config_.peer, seq);
+  const bool placed = slot >= config_.recvSlots;
+  op.tag = wireTag(placed ? WireKind::kPlaced : WireKind::kData, config_.peer, seq);
   slotBytes_[slot] = kNotArrived;
   slotPlace_[slot] = place;
   if (place != nullptr) testing::counters().add(testing::Event::kReceivedInPlace);
   return endpoint_.post(op);
 }
 
-Status Channel::ensureRecvSlots() {
-  if (slots_) return Status::ok();
+Status Channel::ensureRecvSlots(int stream) {
+  if (slots_[stream]) return Status::ok();
   Result<RegisteredBuffer> slots =
       RegisteredBuffer::allocate(endpoint_.registrationDomain(), config_.recvSlots * slotStride());
   if (!slots) return slots.status();
-  slots_ = std::move(*slots);
-  if (config_.recvInPlace) return Status::ok();  // posted per message (postPieces)
+  slots_[stream] = std::move(*slots);
+  if (stream == 1) return Status::ok();  // posted per message (postPieces)
   for (uint32_t slot = 0; slot < config_.recvSlots; ++slot) {
-    TRN_TRY(postRecvData(slot, recvPieceSeq_ + slot));
+    TRN_TRY(postRecvData(slot, nextPiece_[0] + slot));
   }
-  postedSeq_ = recvPieceSeq_ + config_.recvSlots;
+  postedSeq_[0] = nextPiece_[0] + config_.recvSlots;
   return Status::ok();
 }
 
@@ -62,27 +63,22 @@ Status Channel::beginRecv(uint64_t tag, size_t bytes) {
   TRN_TRY(recv_.begin(tag, bytes));
   headerChecked_ = bytes == 0;
   recvMessages_ += bytes != 0 ? 1 : 0;
-  firstSeq_ = recvPieceSeq_;
-  if (bytes > inlineBytes()) TRN_TRY(ensureRecvSlots());
-  // An inline message: one slot for the next piece, so that a piece sent instead (the ranks
-  // disagree about the size) is seen and fails the message (crossCheck) rather than waiting.
-  if (config_.recvInPlace && bytes != 0 && bytes <= inlineBytes() && slots_ &&
-      postedSeq_ == recvPieceSeq_) {
-    TRN_TRY(postRecvData(slotOf(postedSeq_), postedSeq_));
-    ++postedSeq_;
-  }
+  stream_ = placed(bytes) ? 1 : 0;
+  firstSeq_ = nextPiece_[stream_];
+  if (bytes > inlineBytes()) TRN_TRY(ensureRecvSlots(stream_));
   return Status::ok();
 }
 
-// Pieces posted for the current message (from recvPieceSeq_ to postedSeq_): each carries at most
+// Placed pieces posted for the current message (nextPiece_ to postedSeq_): each carries at most
 // pieceBytes of it, so while the handed bytes and what they can carry stay below its size, the
 // next piece belongs to it too. Its offset is known once every earlier piece has arrived: then a
 // copying receiver (`into`) gets it in place, else it waits (one piece in place at a time).
 Status Channel::postPieces(std::byte* into) {
-  while (postedSeq_ - recvPieceSeq_ < config_.recvSlots) {
+  uint64_t& posted = postedSeq_[1];
+  while (posted - nextPiece_[1] < config_.recvSlots) {
     size_t covered = recv_.moved();
     bool exact = true;
-    for (uint64_t seq = recvPieceSeq_; seq < postedSeq_; ++seq) {
+    for (uint64_t seq = nextPiece_[1]; seq < posted; ++seq) {
       const size_t arrived = slotBytes_[slotOf(seq)];
       if (arrived == kNotArrived) {
         covered += config_.pieceBytes;
@@ -90,26 +86,26 @@ Status Channel::postPieces(std::byte* into) {
         continue;
       }
       size_t skip = seq == firstSeq_ ? kHeaderBytes : 0;
-      if (seq == recvPieceSeq_ && slotConsumed_ != 0) skip = slotConsumed_;
+      if (seq == nextPiece_[1] && slotConsumed_ != 0) skip = slotConsumed_;
       covered += arrived - std::min(arrived, skip);
     }
     if (covered >= recv_.bytes() || (into != nullptr && !exact)) break;
     const size_t left = std::min(config_.pieceBytes, recv_.bytes() - covered);
-    const bool place = into != nullptr && (postedSeq_ != firstSeq_ || endpoint_.scatters());
-    TRN_TRY(postRecvData(slotOf(postedSeq_), postedSeq_, place ? into + covered : nullptr, left));
-    ++postedSeq_;
+    const bool place = into != nullptr && (posted != firstSeq_ || endpoint_.scatters());
+    TRN_TRY(postRecvData(slotOf(posted), posted, place ? into + covered : nullptr, left));
+    ++posted;
   }
   return Status::ok();
 }
 
-// The piece in `slot` was handed out: repost the slot `recvSlots` pieces on, or leave it free
-// for postPieces.
+// The piece in `slot` was handed out: repost the slot `recvSlots` pieces on, or (placed) leave
+// it free for postPieces.
 Status Channel::retirePiece(uint32_t slot) {
   slotConsumed_ = 0;
-  ++recvPieceSeq_;
-  if (!config_.recvInPlace) {
-    ++postedSeq_;
-    return postRecvData(slot, recvPieceSeq_ + config_.recvSlots - 1);
+  const uint64_t next = ++nextPiece_[stream_];
+  if (stream_ == 0) {
+    ++postedSeq_[0];
+    return postRecvData(slot, next + config_.recvSlots - 1);
   }
   slotBytes_[slot] = kNotArrived;
   slotPlace_[slot] = nullptr;
@@ -146,39 +142,43 @@ Status Channel::mismatch(const Header& header) const {
                 config_.peer);
 }
 
-Status Channel::crossCheck(bool inlineExpected) {
-  const std::byte* at = nullptr;
-  size_t arrived = kNotArrived;
-  if (!inlineExpected) {
+// Looks at what the streams not expected hold next: headers, and data pieces (posted ahead;
+// placed pieces never are, so a placed message expected elsewhere is found by the next message).
+Status Channel::crossCheck(int expected) {
+  auto check = [this](const std::byte* at, size_t arrived) -> Status {
+    if (arrived == kNotArrived || arrived < kHeaderBytes) return Status::ok();
+    Header header;
+    std::memcpy(&header, at, kHeaderBytes);
+    // Messages go in order: another stream holding this one means the sender chose another.
+    if (header.magic == kHeaderMagic && header.message == recvMessages_ - 1) {
+      return mismatch(header);
+    }
+    return Status::ok();
+  };
+  if (expected != -1) {
     auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
-    at = headerMemory(kSendHeaders + slot);
-    arrived = recvHeaderBytes_[slot];
-  } else if (slots_ && postedSeq_ > recvPieceSeq_) {  // no piece arrives unposted
-    auto slot = slotOf(recvPieceSeq_);
-    at = slotMemory(slot);
-    arrived = slotBytes_[slot];
+    TRN_TRY(check(headerMemory(kSendHeaders + slot), recvHeaderBytes_[slot]));
   }
-  if (arrived == kNotArrived || arrived < kHeaderBytes) return Status::ok();
-  Header header;
-  std::memcpy(&header, at, kHeaderBytes);
-  // Messages go in order: the other stream holding this one means the sender chose the other.
-  if (header.magic == kHeaderMagic && header.message == recvMessages_ - 1) return mismatch(header);
+  if (expected != 0 && postedSeq_[0] > nextPiece_[0]) {  // no piece arrives unposted
+    auto slot = static_cast<uint32_t>(nextPiece_[0] % config_.recvSlots);
+    TRN_TRY(check(slotMemory(slot), slotBytes_[slot]));
+  }
   return Status::ok();
 }
 
 Status Channel::checkHeader() {
   auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
   size_t arrived = recvHeaderBytes_[slot];
-  if (arrived == kNotArrived) return crossCheck(true);
+  if (arrived == kNotArrived) return crossCheck(-1);
   TRN_TRY(checkFields(headerMemory(kSendHeaders + slot), arrived, kInline));
   recvInline_ = true;  // the slot is reposted once the message was consumed
   return Status::ok();
 }
 
 Status Channel::checkLeadingPiece() {
-  auto slot = slotOf(recvPieceSeq_);
+  auto slot = slotOf(nextPiece_[stream_]);
   size_t arrived = slotBytes_[slot];
-  if (arrived == kNotArrived) return crossCheck(false);
+  if (arrived == kNotArrived) return crossCheck(stream_);
   TRN_TRY(checkFields(slotMemory(slot), arrived, kLeads));
   slotConsumed_ = kHeaderBytes;
   if (arrived == kHeaderBytes) return retirePiece(slot);  // pieces read in place follow
@@ -210,7 +210,7 @@ Result<size_t> Channel::consumeInline(size_t max, std::byte* into, const Consume
 
 Result<size_t> Channel::receive(size_t max, std::byte* into, const Consumer* consume) {
   TRN_TRY(error_);
-  const bool pieces = config_.recvInPlace && recv_.bytes() > inlineBytes();
+  const bool pieces = stream_ == 1 && recv_.bytes() > inlineBytes();
   if (pieces && !recv_.complete()) TRN_TRY(postPieces(into));
   if (!headerChecked_) {
     TRN_TRY(recv_.bytes() <= inlineBytes() ? checkHeader() : checkLeadingPiece());
@@ -220,7 +220,7 @@ Result<size_t> Channel::receive(size_t max, std::byte* into, const Consumer* con
   if (recvInline_) return consumeInline(max, into, consume);
   size_t handed = 0;
   while (!recv_.complete() && handed < max) {
-    auto slot = slotOf(recvPieceSeq_);
+    auto slot = slotOf(nextPiece_[stream_]);
     size_t arrived = slotBytes_[slot];
     if (arrived == kNotArrived) break;
     if (slotConsumed_ == 0 && (arrived == 0 || arrived > recv_.left())) {
@@ -232,10 +232,9 @@ Result<size_t> Channel::receive(size_t max, std::byte* into, const Consumer* con
     }
     size_t n = std::min(arrived - slotConsumed_, max - handed);
     // In place, the payload starts at the slot's place (a first piece's header is in the slot).
-    const size_t lead = recvPieceSeq_ == firstSeq_ ? kHeaderBytes : 0;
-    const std::byte* data = slotPlace_[slot] != nullptr
-                                ? slotPlace_[slot] + (slotConsumed_ - lead)
-                                : slotMemory(slot) + slotConsumed_;
+    const size_t lead = nextPiece_[stream_] == firstSeq_ ? kHeaderBytes : 0;
+    const std::byte* data = slotPlace_[slot] != nullptr ? slotPlace_[slot] + (slotConsumed_ - lead)
+                                                        : slotMemory(slot) + slotConsumed_;
     hand(into, consume, data, n);
     slotConsumed_ += n;
     recv_.advance(n);

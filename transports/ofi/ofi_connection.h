@@ -22,8 +22,7 @@ class OfiConnection final : public Connection {
   Result<bool> sendDone() override;
   Status beginRecv(uint64_t tag, size_t bytes) override;
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
-  // Over a channel that receives in place (ChannelConfig::recvInPlace), pieces go straight to
-  // dst.
+  // Placed pieces (ChannelConfig::placeBytes) go straight to dst.
   Result<size_t> recvInto(std::byte* dst, size_t max) override;
   size_t bufferBytes() const override { return channel_.bufferBytes(); }
   // The channel's error, a failed heartbeat, or silence past the liveness timeout

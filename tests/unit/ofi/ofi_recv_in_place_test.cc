@@ -1,6 +1,6 @@
-// Receiving in place (ChannelConfig::recvInPlace, on by default over libfabric's native tcp
-// provider): data receives posted per message, a copying receiver's (recvInto) pieces straight
-// into its destination. Forced on (TRNCCL_OFI_RECV_IN_PLACE=1) over every provider here, so the
+// Placed pieces (ChannelConfig::placeBytes: messages above 256 KiB by default over libfabric's
+// native tcp provider): receives posted per message, a copying receiver's (recvInto) pieces
+// straight into its destination. Set by TRNCCL_OFI_PLACE_BYTES over every provider here, so the
 // posting rules run over rxm and shm too, whose early pieces the provider buffers.
 #include <gtest/gtest.h>
 
@@ -115,26 +115,39 @@ TEST_P(OfiRecvInPlaceTest, CopyingReceiverGetsPiecesInPlace) {
   // they are received (ahead).
   const std::vector<size_t> sizes = {kPiece, 2 * kPiece + 5, 100 << 10};
   for (bool ahead : {false, true}) {
-    for (const char* setting : {"1", "0"}) {
-      EnvGuard inPlace("TRNCCL_OFI_RECV_IN_PLACE", setting);
+    for (const char* setting : {"65536", "0"}) {
+      EnvGuard place("TRNCCL_OFI_PLACE_BYTES", setting);
       Cluster cluster(2);
       ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
       const int64_t firsts = scatters(cluster) ? 3 : 0;
       CounterDelta<Event> delta;
-      Status status = exchange(cluster, sizes, 1, [](size_t) { return true; }, ahead);
+      Status status = exchange(
+          cluster, sizes, 1, [](size_t) { return true; }, ahead);
       ASSERT_TRUE(status.isOk()) << status.message();
-      const int64_t expected = *setting == '1' ? 2 * (firsts + 2) : 0;  // both ranks
+      const int64_t expected = *setting != '0' ? 2 * (firsts + 2) : 0;  // both ranks
       EXPECT_EQ(delta.get(Event::kReceivedInPlace), expected)
           << "ahead " << ahead << ", setting " << setting;
     }
   }
 }
 
+// By default only the native tcp provider places, messages above 256 KiB only: a 200 KiB
+// message keeps the slots posted ahead, a 1 MiB one is received in place.
+TEST_P(OfiRecvInPlaceTest, DefaultBound) {
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  CounterDelta<Event> delta;
+  Status status = exchange(
+      cluster, {200 << 10, kPiece, 200 << 10}, 1, [](size_t) { return true; }, false);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(delta.get(Event::kReceivedInPlace), GetParam() == "net" ? 2 : 0);
+}
+
 // Pieces of any size (a sender offering in dribbles), copying and consuming receivers in turn,
-// inline messages between (after which the next piece is posted to a slot, so a piece sent
-// where an inline message is expected is still found): all arrive intact, in place or not.
+// messages on both sides of the placed bound and inline ones between: all arrive intact, in
+// place or not.
 TEST_P(OfiRecvInPlaceTest, MixedReceiversAndDribbledPieces) {
-  EnvGuard inPlace("TRNCCL_OFI_RECV_IN_PLACE", "1");
+  EnvGuard place("TRNCCL_OFI_PLACE_BYTES", "150000");
   EnvGuard piece("TRNCCL_OFI_PIECE_BYTES", "65536");
   Cluster cluster(2);
   ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
@@ -147,8 +160,8 @@ TEST_P(OfiRecvInPlaceTest, MixedReceiversAndDribbledPieces) {
     // Ahead, 10 messages: fewer pieces than a sender keeps in flight (Channel::kMaxPieces).
     if (ahead) sizes.resize(10);
     CounterDelta<Event> delta;
-    Status status =
-        exchange(cluster, sizes, 5, [](size_t m) { return m % 3 != 1; }, ahead);
+    Status status = exchange(
+        cluster, sizes, 5, [](size_t m) { return m % 3 != 1; }, ahead);
     ASSERT_TRUE(status.isOk()) << status.message();
     EXPECT_GT(delta.get(Event::kReceivedInPlace), 0);
   }
