@@ -2,6 +2,7 @@
 // native tcp provider): receives posted per message, a copying receiver's (recvInto) pieces
 // straight into its destination. Set by TRNCCL_OFI_PLACE_BYTES over every provider here, so the
 // posting rules run over rxm and shm too, whose early pieces the provider buffers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -165,6 +166,41 @@ TEST_P(OfiRecvInPlaceTest, MixedReceiversAndDribbledPieces) {
     ASSERT_TRUE(status.isOk()) << status.message();
     EXPECT_GT(delta.get(Event::kReceivedInPlace), 0);
   }
+}
+
+// The ranks disagree on a message's size across the place bound: expecting a placed message,
+// the receiver finds the smaller one in the slots posted ahead and fails at once, naming both
+// sizes. (The other way round a placed piece is not seen before its receive is posted, and over
+// net it holds back the socket: the call's deadline ends it; README.md, session 17.)
+TEST_P(OfiRecvInPlaceTest, SmallerMessageWherePlacedExpectedFails) {
+  EnvGuard place("TRNCCL_OFI_PLACE_BYTES", "200000");
+  Cluster cluster(2);
+  ASSERT_TRUE(cluster.connect([](int r) { return std::vector<int>{1 - r}; }).isOk());
+  const size_t sent = inlineBytesOf(cluster) + 100;
+  const size_t expected = 300000;
+  std::vector<std::byte> out(sent), in(expected);
+  Status status = cluster.runEach([&](int r) -> Status {
+    // A data message first, so the receiver's slots are posted ahead.
+    TRN_TRY(exchangeStep(cluster.bell(r), r, 0, sent, cluster.links(r)));
+    Connection* c = cluster.connTo(r, 1 - r);
+    if (r == 0) {
+      TRN_TRY(c->beginSend(0x4321, sent));
+      std::vector<SendOp> sends = {{c, out.data(), sent}};
+      std::vector<RecvOp> none;
+      return drive(cluster.bell(r), sends, none);
+    }
+    TRN_TRY(c->beginRecv(0x4321, expected));
+    std::vector<SendOp> none;
+    std::vector<RecvOp> recvs = {{c, in.data(), expected}};
+    return drive(cluster.bell(r), none, recvs, Deadline::after(10s));
+  });
+  EXPECT_TRUE(cluster.statuses[0].isOk()) << cluster.statuses[0].message();
+  const Status& got = cluster.statuses[1];
+  EXPECT_EQ(got.code(), Code::kInternalError) << got.message();
+  EXPECT_NE(got.message().find(fmt::format("{} bytes, expected", sent)), std::string::npos)
+      << got.message();
+  EXPECT_NE(got.message().find(fmt::format("{} bytes", expected)), std::string::npos)
+      << got.message();
 }
 
 }  // namespace
