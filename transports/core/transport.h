@@ -88,7 +88,9 @@ class Connection {
   // Hands up to `max` available bytes of the current message to `consume`; returns how many.
   virtual Result<size_t> recvSome(size_t max, const Consumer& consume) = 0;
   // recvSome for a consumer that only copies: byte k of the message goes to dst[k]. A transport
-  // may put the bytes there itself, without staging them (TCP reads the socket into dst).
+  // may put the bytes there itself, without staging them (TCP reads the socket into dst; ofi
+  // posts receives there), so from the first call on it may write any byte of dst[0, bytes)
+  // until the message is complete: pass the same dst every time.
   virtual Result<size_t> recvInto(std::byte* dst, size_t max) {
     return recvSome(max, [dst](size_t offset, const std::byte* data, size_t bytes) {
       std::copy(data, data + bytes, dst + offset);

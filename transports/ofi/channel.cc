@@ -7,11 +7,6 @@
 #include "transports/ofi/testing.h"
 
 namespace trnccl::transport::ofi {
-namespace {
-
-constexpr size_t kNotArrived = SIZE_MAX;
-
-}  // namespace
 
 Channel::Channel(Endpoint& endpoint, ChannelConfig config)
     : endpoint_(endpoint),
@@ -26,9 +21,10 @@ Channel::Channel(Endpoint& endpoint, ChannelConfig config)
   for (uint32_t i = 0; i < kSendHeaders; ++i) init(headerOps_[i], OpKind::kSendHeader, i);
   for (uint32_t i = 0; i < kMaxPieces; ++i) init(pieceOps_[i], OpKind::kSendData, i);
   for (uint32_t i = 0; i < kRecvHeaders; ++i) init(recvHeaderOps_[i], OpKind::kRecvHeader, i);
-  slotOps_.resize(config_.recvSlots);
-  for (uint32_t i = 0; i < config_.recvSlots; ++i) init(slotOps_[i], OpKind::kRecvData, i);
-  slotBytes_.assign(config_.recvSlots, kNotArrived);
+  slotOps_.resize(2 * config_.recvSlots);
+  for (uint32_t i = 0; i < slotOps_.size(); ++i) init(slotOps_[i], OpKind::kRecvData, i);
+  slotBytes_.assign(slotOps_.size(), kNotArrived);
+  slotPlace_.assign(slotOps_.size(), nullptr);
   recvHeaderBytes_.fill(kNotArrived);
 }
 
@@ -52,6 +48,7 @@ Status Channel::beginSend(uint64_t tag, size_t bytes) {
   TRN_TRY(error_);
   TRN_TRY(send_.begin(tag, bytes));
   sendInline_ = bytes != 0 && bytes <= inlineBytes();
+  sendPlaced_ = placed(bytes);
   headerPending_ = bytes != 0;
   sendMessages_ += bytes != 0 ? 1 : 0;
   return Status::ok();
@@ -195,7 +192,8 @@ Result<size_t> Channel::sendSome(const void* src, size_t bytes) {
     }
     op.bytes = lead + got;
     op.address = config_.address;
-    op.tag = wireTag(WireKind::kData, config_.self, pieceSeq_);
+    op.tag = wireTag(sendPlaced_ ? WireKind::kPlaced : WireKind::kData, config_.self,
+                     sendStream_[sendPlaced_ ? 1 : 0]++);
     pieces_[index].done = false;
     ++pieceSeq_;
     taken += got;
@@ -227,171 +225,6 @@ Result<bool> Channel::sendDone() {
 }
 
 bool Channel::sending() const { return headersDone_ < headerSeq_ || piecesDone_ < pieceSeq_; }
-
-// ---- receiving ----
-
-Status Channel::postRecvHeader(uint32_t slot, uint64_t seq) {
-  Op& op = recvHeaderOps_[slot];
-  op.buffer = headerMemory(kSendHeaders + slot);
-  op.bytes = config_.headerSlotBytes;
-  op.desc = headers_.desc();
-  op.address = FI_ADDR_UNSPEC;  // the tag names the sender
-  op.tag = wireTag(WireKind::kHeader, config_.peer, seq);
-  recvHeaderBytes_[slot] = kNotArrived;
-  return endpoint_.post(op);
-}
-
-Status Channel::postRecvData(uint32_t slot, uint64_t seq) {
-  Op& op = slotOps_[slot];
-  op.buffer = slotMemory(slot);
-  op.bytes = slotStride();
-  op.desc = slots_.desc();
-  op.address = FI_ADDR_UNSPEC;
-  op.tag = wireTag(WireKind::kData, config_.peer, seq);
-  slotBytes_[slot] = kNotArrived;
-  return endpoint_.post(op);
-}
-
-Status Channel::ensureRecvSlots() {
-  if (slots_) return Status::ok();
-  Result<RegisteredBuffer> slots =
-      RegisteredBuffer::allocate(endpoint_.registrationDomain(), config_.recvSlots * slotStride());
-  if (!slots) return slots.status();
-  slots_ = std::move(*slots);
-  for (uint32_t slot = 0; slot < config_.recvSlots; ++slot) {
-    TRN_TRY(postRecvData(slot, recvPieceSeq_ + slot));
-  }
-  return Status::ok();
-}
-
-Status Channel::beginRecv(uint64_t tag, size_t bytes) {
-  TRN_TRY(error_);
-  TRN_TRY(recv_.begin(tag, bytes));
-  headerChecked_ = bytes == 0;
-  recvMessages_ += bytes != 0 ? 1 : 0;
-  if (bytes > inlineBytes()) TRN_TRY(ensureRecvSlots());
-  return Status::ok();
-}
-
-Status Channel::checkFields(const std::byte* at, size_t arrived, uint32_t flags) {
-  Header header;
-  if (arrived >= kHeaderBytes) std::memcpy(&header, at, kHeaderBytes);
-  const size_t payload = arrived >= kHeaderBytes ? arrived - kHeaderBytes : 0;
-  if (arrived < kHeaderBytes || header.magic != kHeaderMagic || header.flags != flags ||
-      (header.bytes <= inlineBytes()) != (flags == kInline) ||
-      (flags == kInline ? payload != header.bytes : payload > header.bytes)) {
-    return Status(Code::kInternalError,
-                  fmt::format("ofi: corrupt message header from rank {}: {} bytes, magic {:#x} "
-                              "(expected tag {:#x} and {} bytes)",
-                              config_.peer, arrived, header.magic, recv_.tag(), recv_.bytes()),
-                  config_.peer);
-  }
-  if (header.tag != recv_.tag() || header.bytes != recv_.bytes() ||
-      header.message != recvMessages_ - 1) {
-    return mismatch(header);
-  }
-  headerChecked_ = true;
-  return Status::ok();
-}
-
-Status Channel::mismatch(const Header& header) const {
-  return Status(Code::kInternalError,
-                fmt::format("ofi: message #{} from rank {} has tag {:#x} and {} bytes, expected "
-                            "#{} with tag {:#x} and {} bytes",
-                            header.message, config_.peer, header.tag, header.bytes,
-                            recvMessages_ - 1, recv_.tag(), recv_.bytes()),
-                config_.peer);
-}
-
-Status Channel::crossCheck(bool inlineExpected) {
-  const std::byte* at = nullptr;
-  size_t arrived = kNotArrived;
-  if (!inlineExpected) {
-    auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
-    at = headerMemory(kSendHeaders + slot);
-    arrived = recvHeaderBytes_[slot];
-  } else if (slots_) {  // without slots, no piece can have arrived
-    auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
-    at = slotMemory(slot);
-    arrived = slotBytes_[slot];
-  }
-  if (arrived == kNotArrived || arrived < kHeaderBytes) return Status::ok();
-  Header header;
-  std::memcpy(&header, at, kHeaderBytes);
-  // Messages go in order: the other stream holding this one means the sender chose the other.
-  if (header.magic == kHeaderMagic && header.message == recvMessages_ - 1) return mismatch(header);
-  return Status::ok();
-}
-
-Status Channel::checkHeader() {
-  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
-  size_t arrived = recvHeaderBytes_[slot];
-  if (arrived == kNotArrived) return crossCheck(true);
-  TRN_TRY(checkFields(headerMemory(kSendHeaders + slot), arrived, kInline));
-  recvInline_ = true;  // the slot is reposted once the message was consumed
-  return Status::ok();
-}
-
-Status Channel::checkLeadingPiece() {
-  auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
-  size_t arrived = slotBytes_[slot];
-  if (arrived == kNotArrived) return crossCheck(false);
-  TRN_TRY(checkFields(slotMemory(slot), arrived, kLeads));
-  slotConsumed_ = kHeaderBytes;
-  if (arrived == kHeaderBytes) {  // the header alone: pieces read in place follow
-    slotConsumed_ = 0;
-    ++recvPieceSeq_;
-    TRN_TRY(postRecvData(slot, recvPieceSeq_ + config_.recvSlots - 1));
-  }
-  return Status::ok();
-}
-
-Result<size_t> Channel::consumeInline(size_t max, const Consumer& consume) {
-  auto slot = static_cast<uint32_t>(recvHeaderSeq_ % kRecvHeaders);
-  size_t n = recv_.clamp(max);
-  if (n == 0) return size_t{0};
-  consume(recv_.moved(), headerMemory(kSendHeaders + slot) + kHeaderBytes + recv_.moved(), n);
-  recv_.advance(n);
-  if (recv_.complete()) {
-    recvInline_ = false;
-    ++recvHeaderSeq_;
-    TRN_TRY(postRecvHeader(slot, recvHeaderSeq_ + kRecvHeaders - 1));
-  }
-  return n;
-}
-
-Result<size_t> Channel::recvSome(size_t max, const Consumer& consume) {
-  TRN_TRY(error_);
-  if (!headerChecked_) {
-    TRN_TRY(recv_.bytes() <= inlineBytes() ? checkHeader() : checkLeadingPiece());
-    if (!headerChecked_) return size_t{0};
-  }
-  if (recvInline_) return consumeInline(max, consume);
-  size_t handed = 0;
-  while (!recv_.complete() && handed < max) {
-    auto slot = static_cast<uint32_t>(recvPieceSeq_ % config_.recvSlots);
-    size_t arrived = slotBytes_[slot];
-    if (arrived == kNotArrived) break;
-    if (slotConsumed_ == 0 && (arrived == 0 || arrived > recv_.left())) {
-      return Status(Code::kInternalError,
-                    fmt::format("ofi: piece of {} bytes from rank {} in message tag {:#x} of {} "
-                                "bytes, of which {} are left",
-                                arrived, config_.peer, recv_.tag(), recv_.bytes(), recv_.left()),
-                    config_.peer);
-    }
-    size_t n = std::min(arrived - slotConsumed_, max - handed);
-    consume(recv_.moved(), slotMemory(slot) + slotConsumed_, n);
-    slotConsumed_ += n;
-    recv_.advance(n);
-    handed += n;
-    if (slotConsumed_ == arrived) {
-      slotConsumed_ = 0;
-      ++recvPieceSeq_;
-      TRN_TRY(postRecvData(slot, recvPieceSeq_ + config_.recvSlots - 1));
-    }
-  }
-  return handed;
-}
 
 // ---- completions ----
 

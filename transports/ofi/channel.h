@@ -38,6 +38,17 @@
 // sequence order, straight out of the slot (after the header, in a message's first piece), and
 // reposted for the sequence `recvSlots` further on once consumed. An inline message is handed
 // out of its header slot, which is reposted once it is consumed.
+// Messages above placeBytes (over the native tcp provider 256 KiB by default, provider.h
+// placeBytes; 0: none) travel as pieces of a stream of their own (wire.h WireKind::kPlaced, its
+// own sequence), whose receives are posted only for pieces that surely belong to the message
+// being received (each piece carries at most pieceBytes: while the bytes handed and those the
+// posted pieces may carry fall short of its size, the next piece is its own), at the first
+// recvSome/recvInto and as pieces arrive; a piece that comes earlier waits in the provider (net:
+// in its socket). A receiver that only copies (recvInto) gets each such piece straight into its
+// destination, posted once the pieces before it arrived (so its offset is known; a first
+// piece's header goes to its slot, fi_trecvv); one that consumes gets the stream's own slots.
+// Session 17 (README.md): the slot's copy was ~90 us of a 2 MiB all-reduce; smaller messages
+// keep the slots posted ahead, which let a piece land while the receiver still works.
 //
 // Liveness (transports/core/liveness.h): every receive completion touches heard(), which the
 // heartbeats (heartbeat.h, on an endpoint of their own) touch too; the endpoint fails a
@@ -76,6 +87,11 @@ struct ChannelConfig {
   // Messages larger than this stream (bulk(): the waker rings at every arrival); 0: every
   // message above the inline bound. Local: only this rank's waiting depends on it.
   size_t streamBytes = 0;
+  // Messages larger than this (and the inline bound) travel as placed pieces: posted per
+  // message, a copying receiver's (recvInto) straight into its destination (channel_recv.cc);
+  // 0: none (every data piece into slots posted ahead). Agreed by both ranks; needs a provider
+  // without local registration.
+  size_t placeBytes = 0;
   // The communicator's registered buffers (trncclCommRegister): pieces inside one go from the
   // source buffer whatever their size. nullptr: none.
   const RegisteredMemory* registered = nullptr;
@@ -94,7 +110,12 @@ class Channel {
   Result<size_t> sendSome(const void* src, size_t bytes);
   Result<bool> sendDone();
   Status beginRecv(uint64_t tag, size_t bytes);
-  Result<size_t> recvSome(size_t max, const Consumer& consume);
+  Result<size_t> recvSome(size_t max, const Consumer& consume) {
+    return receive(max, nullptr, &consume);
+  }
+  // recvSome for a receiver that copies byte k of the message to dst[k] (Connection::recvInto);
+  // placed pieces may be received straight into dst (any byte of the message).
+  Result<size_t> recvInto(std::byte* dst, size_t max) { return receive(max, dst, nullptr); }
 
   // Completion of one of this channel's operations (called by Endpoint::progress).
   void complete(Op& op, size_t bytes);
@@ -125,6 +146,10 @@ class Channel {
   }
   // The largest message that travels inside its header.
   size_t inlineBytes() const { return config_.headerSlotBytes - kHeaderBytes; }
+  // Whether a message of `bytes` travels as placed pieces (ChannelConfig::placeBytes).
+  bool placed(size_t bytes) const {
+    return config_.placeBytes != 0 && bytes > std::max(config_.placeBytes, inlineBytes());
+  }
   // Calls f(Op&) for every operation of this channel, posted or not (the endpoint cancels the
   // posted ones before it closes).
   template <typename F>
@@ -142,6 +167,7 @@ class Channel {
   static constexpr uint32_t kSendHeaders = 16;
   static constexpr uint32_t kRecvHeaders = 16;
   static constexpr uint32_t kMaxPieces = 64;  // data sends in flight
+  static constexpr size_t kNotArrived = SIZE_MAX;
 
   struct Piece {
     size_t footprint = 0;  // ring bytes this piece holds (its bytes plus any skipped tail)
@@ -158,7 +184,10 @@ class Channel {
   // Copies the next bytes of an inline message into its header slot (0: no slot free yet) and
   // posts the header once the message is complete.
   Result<size_t> copyInline(const void* src, size_t bytes);
-  Result<size_t> consumeInline(size_t max, const Consumer& consume);
+  Result<size_t> consumeInline(size_t max, std::byte* into, const Consumer* consume);
+  // recvSome (into null) or recvInto (consume null).
+  Result<size_t> receive(size_t max, std::byte* into, const Consumer* consume);
+  void hand(std::byte* into, const Consumer* consume, const std::byte* data, size_t n);
   // True when a piece of `bytes` at `src` may be read in place (before any registration).
   bool inPlace(const std::byte* src, size_t bytes) const;
   // Points the piece's op at `src` when the piece may go zero-copy; false: copy it.
@@ -167,9 +196,19 @@ class Channel {
   Status ensureSendRing();
   // Reserves up to `want` contiguous ring bytes; returns the offset and sets `got` (0: no room).
   size_t reserve(size_t want, size_t& got);
-  Status ensureRecvSlots();
   Status postRecvHeader(uint32_t slot, uint64_t seq);
-  Status postRecvData(uint32_t slot, uint64_t seq);
+  // Posts piece `seq` into `slot`, or with `place`, its `bytes` of payload there (a first
+  // piece's header still into the slot).
+  Status postRecvData(uint32_t slot, uint64_t seq, std::byte* place = nullptr, size_t bytes = 0);
+  // Placed stream: posts what surely belongs to the current message (channel_recv.cc).
+  Status postPieces(std::byte* into);
+  // The current piece, in `slot`, was handed out.
+  Status retirePiece(uint32_t slot);
+  // The slot of the current stream's piece `seq`: stream s has slots [s, s + 1) * recvSlots.
+  uint32_t slotOf(uint64_t seq) const {
+    return static_cast<uint32_t>(stream_ * config_.recvSlots + seq % config_.recvSlots);
+  }
+  Status ensureRecvSlots(int stream);
   // Checks the current incoming message's header once it arrived: in its header slot (inline)
   // or at the start of the next data slot.
   Status checkHeader();
@@ -177,11 +216,13 @@ class Channel {
   // The header at `at` (`arrived` bytes) for the current message, sent with `flags`.
   Status checkFields(const std::byte* at, size_t arrived, uint32_t flags);
   // Fails when the stream not expected holds the current message next (see wire.h).
-  Status crossCheck(bool inlineExpected);
+  Status crossCheck(int expected);  // -1: inline, else the stream
   Status mismatch(const Header& header) const;
   std::byte* headerMemory(uint32_t index) const;
   size_t slotStride() const { return config_.pieceBytes + kHeaderBytes; }
-  std::byte* slotMemory(uint32_t slot) const { return slots_.data() + slot * slotStride(); }
+  std::byte* slotMemory(uint32_t slot) const {
+    return slots_[slot / config_.recvSlots].data() + (slot % config_.recvSlots) * slotStride();
+  }
 
   Endpoint& endpoint_;
   const ChannelConfig config_;
@@ -201,9 +242,11 @@ class Channel {
   std::array<bool, kSendHeaders> headerDone_{};
   std::array<Op, kSendHeaders> headerOps_{};
   RegisteredBuffer ring_;
-  uint64_t ringHead_ = 0;  // bytes reserved, ever
-  uint64_t ringTail_ = 0;  // bytes freed, ever
-  uint64_t pieceSeq_ = 0;  // data pieces sent, ever
+  uint64_t ringHead_ = 0;                 // bytes reserved, ever
+  uint64_t ringTail_ = 0;                 // bytes freed, ever
+  uint64_t pieceSeq_ = 0;                 // data pieces sent, ever
+  bool sendPlaced_ = false;               // the message's pieces are placed (kPlaced)
+  std::array<uint64_t, 2> sendStream_{};  // pieces sent per stream (kData, kPlaced), ever
   uint64_t piecesDone_ = 0;
   std::array<Piece, kMaxPieces> pieces_{};
   std::array<Op, kMaxPieces> pieceOps_{};
@@ -216,11 +259,16 @@ class Channel {
   uint64_t recvHeaderSeq_ = 0;  // next header expected
   std::array<Op, kRecvHeaders> recvHeaderOps_{};
   std::array<size_t, kRecvHeaders> recvHeaderBytes_{};  // SIZE_MAX: not arrived
-  RegisteredBuffer slots_;
-  uint64_t recvPieceSeq_ = 0;  // next piece expected
-  size_t slotConsumed_ = 0;    // bytes of the current slot handed out
-  std::vector<Op> slotOps_;
-  std::vector<size_t> slotBytes_;  // SIZE_MAX: not arrived
+  // Per stream: 0, kData, with recvSlots slots posted ahead; 1, kPlaced, posted per message.
+  std::array<RegisteredBuffer, 2> slots_;
+  std::array<uint64_t, 2> nextPiece_{};  // next piece expected
+  std::array<uint64_t, 2> postedSeq_{};  // next piece not posted yet
+  int stream_ = 0;                       // the current incoming message's
+  uint64_t firstSeq_ = 0;                // the current message's first piece
+  size_t slotConsumed_ = 0;              // bytes of the current slot handed out
+  std::vector<Op> slotOps_;              // 2 x recvSlots, like the two below
+  std::vector<size_t> slotBytes_;        // SIZE_MAX: not arrived
+  std::vector<std::byte*> slotPlace_;    // where the slot's piece goes in place; null: the slot
 };
 
 }  // namespace trnccl::transport::ofi

@@ -226,6 +226,9 @@ Result<bool> Endpoint::tryPost(Op& op) {
                    &op.context);
   } else if (isSend(op.kind)) {
     rc = fi_tsend(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, &op.context);
+  } else if (op.parts > 0) {
+    rc = fi_trecvv(ep_.get(), op.iov.data(), op.descs.data(), op.parts, op.address, op.tag,
+                   op.ignore, &op.context);
   } else {
     rc = fi_trecv(ep_.get(), op.buffer, op.bytes, op.desc, op.address, op.tag, op.ignore,
                   &op.context);

@@ -83,7 +83,8 @@ struct Op {
   uint64_t tag = 0;
   uint64_t ignore = 0;  // tag bits a receive does not match on
   // A send of two parts (fi_tsendv): a header from the ring, then the caller's bytes in place
-  // (channel.h); 0: one part, `buffer`.
+  // (channel.h), or a receive of two (fi_trecvv): a first piece's header into its slot, the
+  // payload in place (channel_recv.cc); 0: one part, `buffer`.
   size_t parts = 0;
   std::array<iovec, 2> iov{};
   std::array<void*, 2> descs{};
@@ -124,6 +125,8 @@ class Endpoint {
   Result<bool> inject(Op& op);
   // Whether a send may have two parts (Op::parts; the provider's iov_limit).
   bool gathers() const { return info_->tx_attr->iov_limit >= 2; }
+  // Whether a receive may have two parts (Op::parts).
+  bool scatters() const { return info_->rx_attr->iov_limit >= 2; }
   // Largest send inject() takes: the provider's inject_size (0 with TRNCCL_OFI_INJECT=0).
   size_t injectBytes() const { return injectBytes_; }
   // Reads completions, retries queued operations; an error concerns the whole endpoint.

@@ -40,6 +40,12 @@ Result<size_t> OfiConnection::recvSome(size_t max, const Consumer& consume) {
   return channel_.recvSome(max, consume);
 }
 
+Result<size_t> OfiConnection::recvInto(std::byte* dst, size_t max) {
+  std::lock_guard lock(endpoint_->mutex());
+  TRN_TRY(endpoint_->progress());
+  return channel_.recvInto(dst, max);
+}
+
 Status OfiConnection::checkPeer() {
   std::lock_guard lock(endpoint_->mutex());
   TRN_TRY(endpoint_->progress());

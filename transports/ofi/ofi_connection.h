@@ -22,6 +22,8 @@ class OfiConnection final : public Connection {
   Result<bool> sendDone() override;
   Status beginRecv(uint64_t tag, size_t bytes) override;
   Result<size_t> recvSome(size_t max, const Consumer& consume) override;
+  // Placed pieces (ChannelConfig::placeBytes) go straight to dst.
+  Result<size_t> recvInto(std::byte* dst, size_t max) override;
   size_t bufferBytes() const override { return channel_.bufferBytes(); }
   // The channel's error, a failed heartbeat, or silence past the liveness timeout
   // (heartbeat.h); checkLink() the same, except that a peer that closed in order is not

@@ -25,7 +25,8 @@ constexpr size_t kMinPieceBytes = 4096;
 constexpr size_t kMinRecvSlots = 2;
 
 // What each rank tells the others: whether it is ready, its endpoint's name, its piece and
-// header slot sizes (wire.h; the pair takes the smaller of each), its liveness timeout
+// header slot sizes (wire.h; the pair takes the smaller of each), the size above which it takes
+// messages as placed pieces (channel.h; provider.h placeBytes for the pair's), its liveness timeout
 // (transports/core/liveness.h) and its heartbeat endpoint's name (none over libfabric's shm
 // provider).
 struct NameBlob {
@@ -35,7 +36,8 @@ struct NameBlob {
   uint64_t headerSlotBytes = 0;
   uint32_t livenessMs = 0;
   uint32_t beatNameBytes = 0;
-  std::array<char, 224> name{};
+  uint64_t placeBytes = 0;  // placed messages from above this size (0: none; channel.h)
+  std::array<char, 216> name{};
   std::array<char, 256> beatName{};
 };
 static_assert(sizeof(NameBlob) == 512);
@@ -78,6 +80,7 @@ class Setup {
   size_t pieceBytes_ = 0;
   size_t headerSlotBytes_ = 0;
   size_t streamBytes_ = 0;
+  size_t placeBytes_ = 0;
   size_t zcopyBytes_ = 0;
   const char* where_ = "ofi";  // the provider's name, for errors
   std::chrono::milliseconds liveness_{livenessTimeout()};
@@ -112,10 +115,12 @@ Status Setup::open() {
   headerSlotBytes_ = headerSlotBytes(**info);
   streamBytes_ = streamBytes(**info);
   zcopyBytes_ = zeroCopyBytes(**info);
+  const size_t place = placeBytes(**info);
   Result<std::shared_ptr<Endpoint>> endpoint =
       Endpoint::open(std::move(*info), ctx_.rank, ctx_.bell, ctx_.locate);
   if (!endpoint) return endpoint.status();
   endpoint_ = std::move(*endpoint);
+  placeBytes_ = endpoint_->registrationDomain() == nullptr ? place : 0;
   TRN_INFO(kNet, "ofi: rank {} opened {} ({}waker{}{}) for {} peers", ctx_.rank, description,
            endpoint_->hasWaker() ? "" : "no ", eager.empty() ? "" : ", rxm eager limit ", eager,
            peers_.size());
@@ -148,6 +153,7 @@ Status Setup::describeSelf(NameBlob& mine) const {
   }
   mine.pieceBytes = pieceBytes_;
   mine.headerSlotBytes = headerSlotBytes_;
+  mine.placeBytes = placeBytes_;
   mine.livenessMs = static_cast<uint32_t>(
       std::min<int64_t>(liveness_.count(), std::numeric_limits<uint32_t>::max()));
   return Status::ok();
@@ -196,6 +202,9 @@ Status Setup::connectPeers(const std::vector<NameBlob>& blobs) {
     config.zcopyBytes = zcopyBytes_;
     config.headerSlotBytes = std::min<size_t>(headerSlotBytes_, blob.headerSlotBytes);
     config.streamBytes = streamBytes_;
+    config.placeBytes = placeBytes_ == 0 || blob.placeBytes == 0
+                            ? 0
+                            : std::max<size_t>(placeBytes_, blob.placeBytes);
     config.registered = ctx_.registered;
     Channel& channel = endpoint_->adopt(std::make_unique<Channel>(*endpoint_, config));
     {

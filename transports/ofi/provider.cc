@@ -202,6 +202,11 @@ size_t zeroCopyBytes(const fi_info& info) {
   return static_cast<size_t>(std::max<int64_t>(env::getInt("TRNCCL_OFI_ZCOPY_BYTES", fallback), 0));
 }
 
+size_t placeBytes(const fi_info& info) {
+  const int64_t fallback = nativeTcp(info) ? static_cast<int64_t>(kNativePlaceBytes) : 0;
+  return static_cast<size_t>(std::max<int64_t>(env::getInt("TRNCCL_OFI_PLACE_BYTES", fallback), 0));
+}
+
 size_t headerSlotBytes(const fi_info& info) {
   const bool native = nativeTcp(info);
   const size_t fallback = (native ? kNativeHeaderSlotBytes : kHeaderSlotBytes) - kHeaderBytes;

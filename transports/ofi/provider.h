@@ -96,4 +96,13 @@ size_t streamBytes(const fi_info& info);
 // its own anyway, and efa's registrations of host memory are not cached (mr_cache.h).
 size_t zeroCopyBytes(const fi_info& info);
 
+// Above which size a message's pieces are posted per message and a copying receiver's go
+// straight to its destination (ChannelConfig::placeBytes; 0: never): TRNCCL_OFI_PLACE_BYTES when
+// set, else kNativePlaceBytes over libfabric's native tcp RDM provider, which leaves a piece that
+// arrives before its receive in the socket and reads it into the receive once posted (README.md,
+// session 17), else 0: ofi_rxm, shm and efa copy an early piece into a buffer of their own.
+// The transport offers 0 where buffers need local registration; the pair takes 0 if either
+// offers it, else the larger.
+size_t placeBytes(const fi_info& info);
+
 }  // namespace trnccl::transport::ofi

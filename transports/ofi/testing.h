@@ -25,6 +25,7 @@ enum class Event {
   kBulkDoorbellWaits,  // waits on the doorbell with a large message in flight (kContinuous)
   kWakerRings,         // doorbell rings by the waker thread
   kCongestionSet,      // provider sockets given a congestion control (sockets.h)
+  kReceivedInPlace,    // data pieces posted into a copying receiver's destination
   kCount
 };
 using Counters = transport::Counters<Event>;

@@ -28,7 +28,8 @@ namespace trnccl::transport::ofi {
 
 // Tag bits: [61, 63) kind, [40, 61) sender rank, [0, 40) sequence. Bit 63 stays clear: some
 // providers reserve the top bits of the tag.
-enum class WireKind : uint64_t { kData = 0, kHeader = 1, kHeartbeat = 2 };
+// kPlaced: pieces of messages above the pair's placeBytes (channel.h), a sequence of their own.
+enum class WireKind : uint64_t { kData = 0, kHeader = 1, kHeartbeat = 2, kPlaced = 3 };
 inline constexpr int kKindShift = 61;
 inline constexpr int kRankShift = 40;
 inline constexpr uint64_t kRankMask = (uint64_t{1} << 21) - 1;
@@ -73,5 +74,9 @@ inline constexpr size_t kNativeStreamBytes = size_t{256} << 10;
 // Over the same provider, data pieces from this size go from the caller's buffer (provider.h
 // zeroCopyBytes): every piece of a message above the inline bound but its last few bytes.
 inline constexpr size_t kNativeZeroCopyBytes = size_t{64} << 10;
+// Over the same provider, messages above this size travel as placed pieces (provider.h
+// placeBytes): posted per message, straight into a copying receiver's destination. Smaller ones
+// keep slots posted ahead (a 256 KiB all-reduce was 1.3x slower placed; README.md, session 17).
+inline constexpr size_t kNativePlaceBytes = size_t{256} << 10;
 
 }  // namespace trnccl::transport::ofi
