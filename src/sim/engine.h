@@ -21,6 +21,8 @@
 //     receiver reads it), a reduction of it is the transfer's one pass (the slower of the two),
 //     and what its step forwards is there once it is all read; if its sender wrote its bytes
 //     during the call (SimStep::kFreshSend), it takes at least the fabric's inPlaceFreshUs;
+//     on such a link a smaller message goes through the FIFO, and a reduction of it reads the
+//     FIFO where its sender copied it: there after the sender's copy, half the link's time;
 //   - a duplicated write (Step::sendPeer2) sends the same pieces to both peers, one transfer
 //     each; a group's local copies and reductions (kCopy, kReduce) run at HBM bandwidth one
 //     after another, in step order, from when their group begins (the executor's order);

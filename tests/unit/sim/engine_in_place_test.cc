@@ -107,5 +107,31 @@ TEST(SimEngine, FreshBytesReadInPlaceCostAtLeastTheirFloor) {
   }
 }
 
+// A reduction of a message that came through the FIFO (below in_place_bytes) reads the FIFO
+// where the sender copied it (the executor's consumer, schedule/step_run.h): the receiver's copy
+// out, half the link's time, is not made (docs/SIMULATOR.md, seventeenth session). Rank 0 sends
+// 1000 B (through the FIFO: 1 µs on the 1 GB/s ports, both copies; 1 µs through the switch) to
+// rank 1, which reduces them (a third of HBM's 2 GB/s: 1.5 µs): from the sender's copy, half the
+// port's microsecond, they are there at 0.5 + 1 = 1.5 and reduced at 3.0 (before: at 2, then
+// 3.5). A plain receive still copies them out: 2. A link that reads nothing in place (every
+// built-in) keeps the old rule: 3.5.
+TEST(SimEngine, FifoReductionsReadTheFifo) {
+  auto at = [](uintptr_t k) { return reinterpret_cast<std::byte*>(k << 16); };
+  const Step reduce{
+      .prim = Primitive::kRecvReduceCopy, .recvPeer = 0, .src = at(1), .dst = at(2), .count = 1000};
+  for (const auto& [inPlace, receive, landed] : {std::tuple{uint64_t{2000}, reduce, 3.0},
+                                                 {uint64_t{2000}, recvFrom(0, 1000), 2.0},
+                                                 {uint64_t{0}, reduce, 3.5}}) {
+    topology::Topology t = testing::fourChipsOnASwitch();
+    t.fabric.link.inPlaceBytes = inPlace;
+    Simulator sim = simulatorFor(t, 2);
+    auto out = sim.schedules([&, receive = receive](int r) {
+      return r == 0 ? bytesSchedule(2, {{sendTo(1, 1000)}}) : bytesSchedule(2, {{receive}});
+    });
+    ASSERT_TRUE(out) << out.status().message();
+    EXPECT_DOUBLE_EQ(out->rankEndUs[1], landed) << "in place from " << inPlace;
+  }
+}
+
 }  // namespace
 }  // namespace trnccl::sim

@@ -331,7 +331,9 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# a round. Every message costs the FIFO's fixed part (the link's latency, at most that,\n"
       "# and message_us); a message read in place whose bytes were written during the call at\n"
       "# least in_place_fresh_us (the in-place rounds less that fixed part). A call cost {:.2f}\n"
-      "# [{:.2f}-{:.2f}] us once, beyond its steps (call_us).\n"
+      "# [{:.2f}-{:.2f}] us once, beyond its steps (call_us). Each step is less {:.2f} "
+      "[{:.2f}-{:.2f}]\n"
+      "# us a round of its host threads' CPU time (ranks sharing a CPU: library_step.cc).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
@@ -346,10 +348,11 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       red.low, red.high, xred.median, xred.low, xred.high, hop.median, hop.low, hop.high,
       neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes,
       trnccl::calibrate::kBandMarker, chips, usableCpus().size(), stepList(step), step.fixedUs,
-      step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs, chips, chips,
-      3 * (big.*sum).median, messageUs(step, hop.median), step.freshUs, callUs(step),
-      bandList(bands, sum, 3, chips), (big.*link).median / 2, linkLatencyUs(step, hop.median),
-      kDefaultZcopyBytes, bandList(bands, link, 0.5, chips));
+      step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs, step.host.us,
+      step.host.lowUs, step.host.highUs, chips, chips, 3 * (big.*sum).median,
+      messageUs(step, hop.median), step.freshUs, callUs(step), bandList(bands, sum, 3, chips),
+      (big.*link).median / 2, linkLatencyUs(step, hop.median), kDefaultZcopyBytes,
+      bandList(bands, link, 0.5, chips));
 }
 
 }  // namespace
@@ -420,10 +423,11 @@ int main(int argc, char** argv) {
       copy.high, cross.low, cross.high, red.low, red.high, xred.low, xred.high, hop.low, hop.high);
   std::printf(
       "step %.2f us + %.4f us/KiB copied, %.2f us in place (fresh: %.2f us more): latency %.2f "
-      "us, message %.2f us, call %.2f us (%.2f-%.2f; a ring step of the library:%s us)\n",
+      "us, message %.2f us, call %.2f us (%.2f-%.2f; a ring step of the library:%s us); host "
+      "threads %.2f us a round taken off (%.2f-%.2f)\n",
       step.fixedUs, step.usPerKiB, step.inPlaceUs, step.freshUs, linkLatencyUs(step, hop.median),
       messageUs(step, hop.median), callUs(step), step.call.lowUs, step.call.highUs,
-      stepList(step).c_str());
+      stepList(step).c_str(), step.host.us, step.host.lowUs, step.host.highUs);
   for (const Rates& b : bands) {
     std::printf(
         "  working set %9zu bytes: copy %.2f (%.2f-%.2f), neighbour's %.2f (%.2f-%.2f); reduce "

@@ -16,18 +16,28 @@
 // place against out of place"), and a step came out at a fraction of an all-reduce's
 // (docs/SIMULATOR.md, twelfth session). The copies' own time, timed alone (calls of kRounds
 // copies and nothing else), is taken off: a step is (t(kRounds) - t(1)) / (kRounds - 1) less a
-// copy, the call's cost t(1) less a step and a copy. A call's time is the slowest process's
-// elapsed time over the calls; the run is repeated
+// copy, the call's cost t(1) less a step and a copy. With more processes than CPUs (4 ranks on
+// this machine's 2) the rounds are CPU-bound: each core runs its processes' workers and host
+// threads in turn, so the CPU time a host thread spends enqueuing the calls is wall time of the
+// rounds. A p2p group builds its schedule at every call (about 0.2-0.3 us of the host thread per
+// round), which a collective's cached schedule never pays; so each process's host thread is timed
+// (CLOCK_THREAD_CPUTIME_ID around its enqueues) and, oversubscribed, a step is also less the
+// host threads' CPU time per round of the busiest core (docs/SIMULATOR.md, seventeenth session;
+// the call's cost keeps it: t(1) less the step before that correction, less a copy). A call's
+// time is the slowest process's elapsed time over the calls; the run is repeated
 // --repeat times and the median, lowest and highest of each figure are printed, one line per
-// size, then the call's own cost over all sizes:
+// size, then the call's own cost over all sizes, then the host threads' share taken off a step
+// (0 with a CPU per process; the median over the sizes and runs):
 //   BYTES STEP_MEDIAN_US STEP_LOWEST_US STEP_HIGHEST_US
 //   call CALL_MEDIAN_US CALL_LOWEST_US CALL_HIGHEST_US
+//   host HOST_MEDIAN_US HOST_LOWEST_US HOST_HIGHEST_US
 // The library's real shm transport, executor and waits are all in these times: what a ring
 // step pays beyond its bytes is the intercept of a fit of the step times against their size
 // (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
 // program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
 // Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
 #include <sys/mman.h>
+#include <time.h>
 #include <trnccl/trnccl.h>
 #include <trnccl/trnrt.h>
 #include <unistd.h>
@@ -69,6 +79,9 @@ struct Shared {
   double us[kNumSizes][kMaxRanks] = {};      // calls of one round
   double longUs[kNumSizes][kMaxRanks] = {};  // calls of kRounds rounds
   double copyUs[kNumSizes][kMaxRanks] = {};  // one rewrite of a round's region, alone
+  // The host thread's CPU time per call while enqueuing calls of one round and of kRounds.
+  double hostUs[kNumSizes][kMaxRanks] = {};
+  double longHostUs[kNumSizes][kMaxRanks] = {};
 };
 
 bool ok(trncclResult_t r, const char* what) {
@@ -93,6 +106,13 @@ bool rewrite(trnrtStream_t stream, char* send, const void* fresh, size_t bytes, 
            "trnrtMemcpyAsync");
   }
   return good;
+}
+
+// This thread's CPU time, us.
+double threadCpuUs() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
 }
 
 // One call: `rounds` ring steps of `bytes` of this rank, one after the other, each from its
@@ -137,8 +157,10 @@ bool runRank(int rank, int ranks, Shared* shared) {
               ok(trnrtMemset(fresh, rank + 1, kMaxBytes), "trnrtMemset");
   char* regions = static_cast<char*>(send);
   // `calls` calls of `rounds` rounds (or, with copiesOnly, only their rewrites): warm-up, then
-  // timed; us per call.
-  const auto time = [&](size_t bytes, int rounds, int calls, bool copiesOnly, double& us) {
+  // timed; us per call, and the host thread's CPU us per call while enqueuing them.
+  double ignored = 0;
+  const auto time = [&](size_t bytes, int rounds, int calls, bool copiesOnly, double& us,
+                        double& hostUs) {
     const auto call = [&] {
       return copiesOnly ? rewrite(stream, regions, fresh, bytes, rounds)
                         : steps(comm, stream, regions, fresh, recv, bytes, rounds, rank, ranks);
@@ -146,15 +168,18 @@ bool runRank(int rank, int ranks, Shared* shared) {
     for (int c = 0; c < calls / 10 && good; ++c) good = call();
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     const auto t0 = Clock::now();
+    const double cpu0 = threadCpuUs();
     for (int c = 0; c < calls && good; ++c) good = call();
+    hostUs = (threadCpuUs() - cpu0) / calls;
     good = good && ok(trnrtStreamSynchronize(stream), "trnrtStreamSynchronize");
     us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
   };
   for (size_t s = 0; s < kNumSizes && good; ++s) {
     const auto [bytes, calls] = kSizes[s];
-    time(bytes, 1, calls, false, shared->us[s][rank]);
-    time(bytes, kRounds, calls / kLongCallsDivisor, false, shared->longUs[s][rank]);
-    time(bytes, kRounds, calls / kLongCallsDivisor, true, shared->copyUs[s][rank]);
+    time(bytes, 1, calls, false, shared->us[s][rank], shared->hostUs[s][rank]);
+    time(bytes, kRounds, calls / kLongCallsDivisor, false, shared->longUs[s][rank],
+         shared->longHostUs[s][rank]);
+    time(bytes, kRounds, calls / kLongCallsDivisor, true, shared->copyUs[s][rank], ignored);
     shared->copyUs[s][rank] /= kRounds;
   }
   // The step delivered the previous rank's data.
@@ -193,6 +218,8 @@ int main(int argc, char** argv) {
   if (mem == MAP_FAILED) return 1;
   // Per size, each run's step and call cost (from the slowest rank's times).
   std::vector<std::vector<double>> stepUs(kNumSizes), callUs(kNumSizes);
+  std::vector<double> hostShares;
+  const int cpus = std::max<int>(1, static_cast<int>(trnccl::calibrate::usableCpus().size()));
   for (int r = 0; r < repeat; ++r) {
     auto* shared = new (mem) Shared;
     if (!runOnce(ranks, shared)) {
@@ -204,7 +231,19 @@ int main(int argc, char** argv) {
       const double many = *std::max_element(shared->longUs[s], shared->longUs[s] + ranks);
       const double copy = *std::max_element(shared->copyUs[s], shared->copyUs[s] + ranks);
       const double step = (many - one) / (kRounds - 1) - copy;
-      stepUs[s].push_back(step);
+      // Oversubscribed: the busiest core's host threads' CPU time per round (process i runs on
+      // the (i mod cpus)-th CPU), wall time of the CPU-bound rounds.
+      double host = 0;
+      for (int c = 0; ranks > cpus && c < cpus; ++c) {
+        double onCore = 0;
+        for (int i = c; i < ranks; i += cpus) {
+          onCore += (shared->longHostUs[s][i] - shared->hostUs[s][i]) / (kRounds - 1);
+        }
+        host = std::max(host, onCore);
+      }
+      host = std::clamp(host, 0.0, std::max(0.0, step));
+      hostShares.push_back(host);
+      stepUs[s].push_back(step - host);
       callUs[s].push_back(one - step - copy);
     }
   }
@@ -226,5 +265,7 @@ int main(int argc, char** argv) {
   }
   const double m = median(calls);
   std::printf("call %.3f %.3f %.3f\n", m, calls.front(), calls.back());
+  const double h = median(hostShares);
+  std::printf("host %.3f %.3f %.3f\n", h, hostShares.front(), hostShares.back());
   return 0;
 }

@@ -71,6 +71,10 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   StepTime call;
   const bool gotCall =
       std::fscanf(pipe, " call %lf %lf %lf", &call.us, &call.lowUs, &call.highUs) == 3;
+  StepTime host;  // older step programs print no host line
+  if (std::fscanf(pipe, " host %lf %lf %lf", &host.us, &host.lowUs, &host.highUs) != 3) {
+    host = StepTime{};
+  }
   if (pclose(pipe) != 0 || times.empty() || !gotCall) {
     error = command + " failed";
     return false;
@@ -80,6 +84,7 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
     return false;
   }
   fit.call = call;
+  fit.host = host;
   return true;
 }
 

@@ -40,6 +40,7 @@ struct StepFit {
   double inPlaceUs = 0;         // a round read in place (from it): the least of their times
   double freshUs = 0;           // inPlaceUs less fixedUs (at least 0): in_place_fresh_us
   StepTime call;                // the call's own cost (bytes 0): median, lowest, highest
+  StepTime host;  // what the step program took off each step for its host threads (bytes 0)
 };
 
 // Runs the step program beside this executable (`self`: argv[0] or /proc/self/exe) with `ranks`

@@ -8,6 +8,8 @@
 # written as the link's latency (the token's hand-off, at most that cost) and the device's
 # message_us (the rest), what a round read in place costs more as its in_place_fresh_us, and the
 # call's own cost (calls of one step against calls of eight) as its call_us. Each may be 0.
+# The host threads' CPU time taken off each step is printed and written: 0 with a CPU per
+# process (2 processes on 2 or more CPUs), at least 0 on one (library_step.cc).
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -39,6 +41,13 @@ endif()
 if(NOT yaml MATCHES "bandwidth_gbps: [0-9.]+, latency_us: ${latency}, in_place_bytes: [1-9][0-9]*")
   message(FATAL_ERROR "the description lacks the measured link: ${yaml}")
 endif()
+if(NOT out MATCHES "131072 B -?[0-9.]+ us\\); host threads ([0-9.]+) us a round taken off \\([0-9.]+-[0-9.]+\\)")
+  message(FATAL_ERROR "the host threads' share of a step was not printed: ${out}")
+endif()
+set(host "${CMAKE_MATCH_1}")
+if(NOT yaml MATCHES "Each step is less ${host} \\[")
+  message(FATAL_ERROR "the description does not say the host threads' share ${host}: ${yaml}")
+endif()
 set(gbps "gbps: [0-9.]*[1-9][0-9.]*")
 set(band "\\{bytes: [0-9]+, ${gbps}\\}")
 # 64 KiB to 32 MiB measured, each written for 2 ranks on this machine's CPUs (refit.h,
@@ -46,6 +55,9 @@ set(band "\\{bytes: [0-9]+, ${gbps}\\}")
 string(REGEX MATCH "band bytes for 2 ranks on\n?#? ?([0-9]+) CPUs" marker "${yaml}")
 if(NOT marker)
   message(FATAL_ERROR "the description does not say for how many CPUs its bands are: ${yaml}")
+endif()
+if(NOT CMAKE_MATCH_1 EQUAL 1 AND NOT host STREQUAL "0.00")
+  message(FATAL_ERROR "2 processes on ${CMAKE_MATCH_1} CPUs share none, yet ${host} us was taken off a step")
 endif()
 if(CMAKE_MATCH_1 EQUAL 1)
   set(bands "\\[\\{bytes: 32768, ${gbps}\\}(, ${band})*, \\{bytes: 16777216, ${gbps}\\}\\]")
