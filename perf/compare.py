@@ -26,6 +26,11 @@ MPI_Allreduce loop and Gloo's calls already run; without it trnccl's calls are i
 back and synchronized once per size, as nccl-tests do.
 Every program is launched by the same mpirun line and prints nccl-tests rows computed by the
 same code (perf/common), so size, count, algbw and busbw (GB/s = 1e9 B/s) mean the same thing.
+Placement (--bind): by default mpirun places the processes as it does for a user who types
+`mpirun -np N` (issue 14's command): OpenMPI 4.1 binds each rank to a core of its own while
+the ranks fit the cores and binds nothing when they outnumber them (--oversubscribe). --bind
+none (every run before the eighteenth session) leaves the 2-rank runs to the scheduler too,
+where trnccl's two threads per rank can start on one core (docs/PERFORMANCE.md).
 
 Rounds alternate between libraries (the order rotates each round) so that a burst of load on
 the machine hits all of them alike; each cell is the best (lowest) time over the rounds.
@@ -46,7 +51,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none"]
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
 MPI_SHM = ["--mca", "pml", "ob1", "--mca", "btl", "self,vader"]
 MPI_TCP = ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]
 MPI_YIELD = ["--mca", "mpi_yield_when_idle", "1"]
@@ -112,7 +117,7 @@ def parse_rows(text, coll, n, in_place=False):
 def launch(args, np, run, flags, timeout):
     env = dict(os.environ)
     env.update(run.env)
-    cmd = MPIRUN + ["-np", str(np)]
+    cmd = MPIRUN + (["--bind-to", args.bind] if args.bind != "default" else []) + ["-np", str(np)]
     for k in run.env:
         cmd += ["-x", k]
     store = None
@@ -264,6 +269,9 @@ def parse_args():
                     "--np without)")
     ap.add_argument("--yield", dest="yield_idle", choices=("auto", "on", "off"), default="auto",
                     help="OpenMPI mpi_yield_when_idle 1: auto = when ranks > cores")
+    ap.add_argument("--bind", choices=("default", "none", "core"), default="default",
+                    help="process placement: default = mpirun's own (bound to a core each up to "
+                    "the cores, unbound when oversubscribed), or mpirun --bind-to none|core")
     ap.add_argument("--latency", action="store_true",
                     help="small-message mode: -b 8 -e 4K -f 2 -n 2000 -w 20")
     ap.add_argument("--in-place", action="store_true",
@@ -369,11 +377,13 @@ def main():
 
     load = open("/proc/loadavg").read().split()[:3]
     report = ["# perf/compare%s: ranks %s (tcp pair at %s), sizes %s..%s x%s, -n %s -w %s, %d "
-              "rounds, %d cores; load average after the run %s" % (
+              "rounds, %d cores, placement %s; load average after the run %s" % (
                   " --in-place" if args.in_place else "",
                   ",".join(map(str, args.ranks)), ",".join(map(str, args.tcp_ranks)),
                   args.minbytes, args.maxbytes, args.stepfactor, args.iters, args.warmup,
-                  args.rounds, os.cpu_count() or 1, " ".join(load))]
+                  args.rounds, os.cpu_count() or 1,
+                  "mpirun's default" if args.bind == "default" else "--bind-to " + args.bind,
+                  " ".join(load))]
     report += notes
     panels = []
     for np in args.ranks:

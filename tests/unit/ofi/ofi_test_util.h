@@ -3,11 +3,14 @@
 // loopback.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "support/transport_harness.h"
 #include "transports/ofi/ofi_connection.h"
@@ -30,6 +33,36 @@ using Cluster = ClusterOf<makeOfiTransport>;
 // it depends on the provider).
 inline size_t inlineBytesOf(Cluster& cluster) {
   return static_cast<OfiConnection*>(cluster.connTo(0, 1))->inlineBytes();
+}
+
+// Rank 0 sends `sent` bytes where rank 1 expects `expected` (tag 0x4321), after a first
+// exchange of `firstBytes` each way (so that the receiver's slots are posted); rank 1 must fail
+// at once with kInternalError naming both sizes, rank 0's send must complete.
+inline void expectSizeMismatchFails(Cluster& cluster, size_t firstBytes, size_t sent,
+                                    size_t expected) {
+  std::vector<std::byte> out(sent), in(expected);
+  (void)cluster.runEach([&](int r) -> Status {
+    TRN_TRY(exchangeStep(cluster.bell(r), r, 0, firstBytes, cluster.links(r)));
+    Connection* c = cluster.connTo(r, 1 - r);
+    if (r == 0) {
+      TRN_TRY(c->beginSend(0x4321, sent));
+      std::vector<SendOp> sends = {{c, out.data(), sent}};
+      std::vector<RecvOp> none;
+      return drive(cluster.bell(r), sends, none);
+    }
+    TRN_TRY(c->beginRecv(0x4321, expected));
+    std::vector<SendOp> none;
+    std::vector<RecvOp> recvs = {{c, in.data(), expected}};
+    return drive(cluster.bell(r), none, recvs, Deadline::after(std::chrono::seconds(10)));
+  });
+  EXPECT_TRUE(cluster.statuses[0].isOk()) << cluster.statuses[0].message();
+  const Status& got = cluster.statuses[1];
+  EXPECT_EQ(got.code(), Code::kInternalError) << got.message();
+  EXPECT_EQ(got.peer(), 0);
+  EXPECT_NE(got.message().find(fmt::format("{} bytes, expected", sent)), std::string::npos)
+      << got.message();
+  EXPECT_NE(got.message().find(fmt::format("{} bytes", expected)), std::string::npos)
+      << got.message();
 }
 
 // A suite run once per provider (the parameter, pinned with TRNCCL_OFI_PROVIDER); skips where
