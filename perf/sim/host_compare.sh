@@ -17,6 +17,8 @@
 # session; an older description is converted with trnccl-sim-calibrate --refit). SAVED=PREFIX
 # measures nothing: it predicts with PREFIX.hostN.yaml against the times in
 # PREFIX.measuredN.BYTES.txt (a KEEP run's; the neighbour's column is then 0, not kept).
+# KEEP also keeps the calibration's output (PREFIX.calibrateN.txt: since session 18 each run
+# of its step program, with what machine_probe.h saw, and which run the description took).
 # Both sides use the same algorithm (ring:
 # TRNCCL_ALGO for the library, --algo for the simulator), the same pipeline slice (the shm
 # connection's, 64 KiB: --slice for the simulator) and the same placement (rank r on the
@@ -52,8 +54,10 @@ for n in 2 4; do
   if [[ -n $saved ]]; then
     cp "$saved.host$n.yaml" "$yaml"
   else
+    log=/dev/null
+    if [[ -n $keep ]]; then log="$keep.calibrate$n.txt"; fi
     "$build/tools/trnccl-sim/trnccl-sim-calibrate" --chips "$n" --repeat "$repeat" --out "$yaml" \
-      --neighbour-out "$neighbour_yaml" >&2
+      --neighbour-out "$neighbour_yaml" | tee "$log" >&2
   fi
   if [[ -n $keep ]]; then cp "$yaml" "$keep.host$n.yaml"; fi
   sed 's/message_us: [0-9.]*, //; s/in_place_fresh_us: [0-9.]*, //; s/call_us: [0-9.]*, //' \

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "step_check.h"
+
 namespace trnccl::calibrate {
 
 bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit) {
@@ -47,6 +49,15 @@ double messageUs(const StepFit& fit, double hopUs) {
   return std::max(0.0, fit.fixedUs - linkLatencyUs(fit, hopUs));
 }
 
+double callUs(const StepFit& fit) { return std::max(0.0, fit.call.us); }
+
+std::string stepList(const StepFit& fit) {
+  std::string out;
+  for (const auto& t : fit.times) out += fmt::format(" {} B {:.2f},", t.bytes, t.us);
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
                      std::string& error) {
   std::error_code ec;
@@ -75,6 +86,22 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   if (std::fscanf(pipe, " host %lf %lf %lf", &host.us, &host.lowUs, &host.highUs) != 3) {
     host = StepTime{};
   }
+  std::vector<StepRun> runs;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    const std::string text(line);
+    const size_t hop = text.find(" hop ");
+    if (text.rfind("rep ", 0) != 0 || hop == std::string::npos) continue;
+    StepRun r;
+    r.line = text.substr(4, text.find_last_not_of('\n') - 3);
+    if (std::sscanf(text.c_str() + hop,
+                    " hop %lf %lf seconds %lf busy %llu idle %llu iowait %llu steal %llu nvcsw "
+                    "%ld nivcsw %ld minflt %ld",
+                    &r.hopBeforeUs, &r.hopAfterUs, &r.seconds, &r.busy, &r.idle, &r.iowait,
+                    &r.steal, &r.nvcsw, &r.nivcsw, &r.minflt) == 10) {
+      runs.push_back(r);
+    }
+  }
   if (pclose(pipe) != 0 || times.empty() || !gotCall) {
     error = command + " failed";
     return false;
@@ -85,7 +112,22 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   }
   fit.call = call;
   fit.host = host;
+  fit.runs = runs;
   return true;
+}
+
+bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copyGBps, int attempts,
+                        StepChoice& choice, std::string& error) {
+  return chooseStep(
+      attempts,
+      [&](StepFit& f, std::string& e) {
+        return measureStepCost(ranks, repeat, zeroCopyBytes, f, e);
+      },
+      [&](const StepFit& f) { return judgeStep(f, copyGBps, zeroCopyBytes); }, choice, error,
+      [](int a, const StepFit& f, const StepVerdict& v) {
+        std::printf("%s\n", describeAttempt(a, f, v).c_str());
+        std::fflush(stdout);
+      });
 }
 
 }  // namespace trnccl::calibrate
