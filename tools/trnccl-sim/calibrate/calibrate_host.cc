@@ -21,7 +21,8 @@
 //     latency, at most the hand-off, and message_us), the rounds read in place less it
 //     in_place_fresh_us, calls of one step and of several call_us. A run whose steps are far
 //     slower than the copy rate of the first band allows (a slow mode of this machine) is run
-//     again, --step-attempts at most (step_check.h); the description says which was kept.
+//     again (--step-attempts runs at most, --step-pause s apart; step_check.h); the description
+//     says which was kept.
 // --refit FILE converts a description an earlier calibration wrote to these rules (refit.h).
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
@@ -37,7 +38,7 @@
 // --neighbour-out FILE also writes the description with the neighbour's copy and sum rates
 // (session 10's model), which predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
-//          [--step-attempts A]
+//          [--step-attempts A] [--step-pause S]
 //        trnccl-sim-calibrate --refit OLD.yaml --out FILE
 // (CLI11: --help; a value out of range or an unknown option is an error before any timing)
 #include <fmt/format.h>
@@ -370,6 +371,9 @@ int main(int argc, char** argv) {
                  "runs of the step program at most while inconsistent with the copy rate (default "
                  "3)")
       ->check(CLI::Range(1, 10));
+  int stepPause = trnccl::calibrate::kStepPauseSeconds;
+  app.add_option("--step-pause", stepPause, "seconds between two runs of it (default 10)")
+      ->check(CLI::Range(0, 600));
   app.add_option("--refit", refit,
                  "measure nothing: convert this description of an earlier calibration to the "
                  "current rules (refit.h), written to --out")
@@ -400,14 +404,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  // The library's own ring step, timed by N processes of the public API, fitted over its sizes;
-  // run again while inconsistent with the copy rate of the first band (step_check.h).
+  // The library's own ring step, fitted; run again while far slower than the first band allows.
   using trnccl::transport::shm::kDefaultZcopyBytes;
   namespace cal = trnccl::calibrate;
   cal::StepChoice choice;
   std::string error;
-  const bool measured = cal::measureCheckedStep(
-      chips, repeat, kDefaultZcopyBytes, bands.front().copy.median, stepAttempts, choice, error);
+  const bool measured =
+      cal::measureCheckedStep(chips, repeat, kDefaultZcopyBytes, bands.front().copy.median,
+                              stepAttempts, stepPause, choice, error);
   if (!measured) {
     std::fprintf(stderr, "trnccl-sim-calibrate: %s\n", error.c_str());
     return 1;

@@ -29,8 +29,9 @@ namespace trnccl::calibrate {
 inline constexpr double kMaxSlopeOverCopies = 6;
 // Its least round read in place is inconsistent above this many times one copy of its bytes.
 inline constexpr double kMaxInPlaceOverCopy = 20;
-// Runs of the step program at most, the first included.
+// Runs of the step program at most, the first included, and the seconds between two.
 inline constexpr int kStepAttempts = 3;
+inline constexpr int kStepPauseSeconds = 10;
 
 struct StepVerdict {
   bool consistent = false;
@@ -140,8 +141,10 @@ inline std::string describeAttempt(int attempt, const StepFit& fit, const StepVe
 }
 
 // The step program run by measureStepCost (step_cost.h) and chosen by chooseStep against
-// judgeStep with `copyGBps`, each attempt printed as it ends (describeAttempt); in step_cost.cc.
+// judgeStep with `copyGBps`, each attempt printed as it ends (describeAttempt), the attempts after
+// the first `pauseSeconds` after the one before (the slow mode's stretches in the eighteenth
+// session's probe lasted 0-10 s; in the seventeenth, minutes); in step_cost.cc.
 bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copyGBps, int attempts,
-                        StepChoice& choice, std::string& error);
+                        int pauseSeconds, StepChoice& choice, std::string& error);
 
 }  // namespace trnccl::calibrate

@@ -117,10 +117,12 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
 }
 
 bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copyGBps, int attempts,
-                        StepChoice& choice, std::string& error) {
+                        int pauseSeconds, StepChoice& choice, std::string& error) {
+  int runs = 0;
   return chooseStep(
       attempts,
       [&](StepFit& f, std::string& e) {
+        if (runs++ > 0 && pauseSeconds > 0) sleep(static_cast<unsigned>(pauseSeconds));
         return measureStepCost(ranks, repeat, zeroCopyBytes, f, e);
       },
       [&](const StepFit& f) { return judgeStep(f, copyGBps, zeroCopyBytes); }, choice, error,
