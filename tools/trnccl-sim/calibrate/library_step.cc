@@ -42,7 +42,9 @@
 // step pays beyond its bytes is the intercept of a fit of the step times against their size
 // (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
 // program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
-// Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
+// --probe prints only the cache line's time between the CPUs (perf/sim/host_compare.sh runs it
+// around every benchmark run).
+// Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R] | --probe
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -222,7 +224,15 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", ranks, "processes (default 2)")->check(CLI::Range(2, kMaxRanks));
   app.add_option("--repeat", repeat, "runs, each size's median kept (default 5)")
       ->check(CLI::Range(1, 100));
+  bool probe = false;
+  app.add_flag("--probe", probe,
+               "time nothing else: print the one-way time of a cache line between the first two "
+               "CPUs (us), as \"hop US\" (machine_probe.h)");
   CLI11_PARSE(app, argc, argv);
+  if (probe) {
+    std::printf("hop %.4f\n", trnccl::calibrate::crossCpuHopUs());
+    return 0;
+  }
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
