@@ -2,7 +2,7 @@
 # Runs the calibration's step program (trnccl-sim-calibrate-step) again and again for BUDGET
 # (default 240: one exclusive hold), alternating RANKS (default "2 4"), REPEAT repetitions each
 # (default 3), and prints every repetition's figures with the time of day and the load average:
-# the step program's "rep" lines (library_step.cc: each size's step time, us; the one-way time of
+# the step program's "rep" lines (library_step.cc: each size's step time and copy alone, us; the one-way time of
 # a cache line between the two CPUs before and after the repetition, us; the CPUs' busy, idle,
 # iowait and steal jiffies during it; the step processes' voluntary and involuntary context
 # switches and minor faults), to find what differs in a slow mode (docs/SIMULATOR.md, eighteenth
@@ -16,7 +16,7 @@ repeat=${REPEAT:-3}
 step="$build/tools/trnccl-sim/trnccl-sim-calibrate-step"
 start=$(date +%s)
 echo "# $(date -u +%H:%M:%S) $(uptime)"
-echo "# utc ranks loadavg1 rep t8 t1k t4k t16k t32k t64k t128k hop before after seconds busy idle iowait steal nvcsw nivcsw minflt"
+echo "# utc ranks loadavg1 rep t8 t1k t4k t16k t32k t64k t128k copy c8 c1k c4k c16k c32k c64k c128k hop before after seconds busy idle iowait steal nvcsw nivcsw minflt"
 while (($(date +%s) - start < budget)); do
   for n in $ranks; do
     now=$(date -u +%H:%M:%S)

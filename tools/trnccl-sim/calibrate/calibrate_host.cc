@@ -20,7 +20,7 @@
 //     below the zero-copy size (step_cost.h) gives a FIFO message's fixed cost (the link's
 //     latency, at most the hand-off, and message_us), the rounds read in place less it
 //     in_place_fresh_us, calls of one step and of several call_us. A run whose steps are far
-//     slower than the copy rate of the first band allows (a slow mode of this machine) is run
+//     slower than the copies it times alone allow (a slow mode of this machine) is run
 //     again (--step-attempts runs at most, --step-pause s apart; step_check.h); the description
 //     says which was kept.
 // --refit FILE converts a description an earlier calibration wrote to these rules (refit.h).
@@ -404,14 +404,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  // The library's own ring step, fitted; run again while far slower than the first band allows.
+  // The library's own ring step, fitted; run again while far slower than its own copies allow.
   using trnccl::transport::shm::kDefaultZcopyBytes;
   namespace cal = trnccl::calibrate;
   cal::StepChoice choice;
   std::string error;
-  const bool measured =
-      cal::measureCheckedStep(chips, repeat, kDefaultZcopyBytes, bands.front().copy.median,
-                              stepAttempts, stepPause, choice, error);
+  const bool measured = cal::measureCheckedStep(chips, repeat, kDefaultZcopyBytes, stepAttempts,
+                                                stepPause, choice, error);
   if (!measured) {
     std::fprintf(stderr, "trnccl-sim-calibrate: %s\n", error.c_str());
     return 1;

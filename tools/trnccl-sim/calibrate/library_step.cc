@@ -32,12 +32,15 @@
 //   BYTES STEP_MEDIAN_US STEP_LOWEST_US STEP_HIGHEST_US
 //   call CALL_MEDIAN_US CALL_LOWEST_US CALL_HIGHEST_US
 //   host HOST_MEDIAN_US HOST_LOWEST_US HOST_HIGHEST_US
-// and one line per repetition with each size's step (us, in the order above) and what
+// then each size's copy alone (a rewrite of a round's bytes, the least over the runs: with two
+// processes on a CPU it is bimodal, one copying alone or both in turns), and one
+// line per repetition with each size's step and copy (us, in the order above) and what
 // machine_probe.h saw around it (docs/SIMULATOR.md, eighteenth session): the one-way time of a
 // cache line between the two CPUs before and after it (us), its wall time, the CPUs' jiffies
 // during it, and the step processes' voluntary and involuntary context switches and minor faults:
-//   rep R STEP_US... hop BEFORE AFTER seconds S busy B idle I iowait W steal T nvcsw V nivcsw N
-//     minflt F
+//   copies COPY_US...
+//   rep R STEP_US... copy COPY_US... hop BEFORE AFTER seconds S busy B idle I iowait W steal T
+//     nvcsw V nivcsw N minflt F
 // The library's real shm transport, executor and waits are all in these times: what a ring
 // step pays beyond its bytes is the intercept of a fit of the step times against their size
 // (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
@@ -241,7 +244,8 @@ int main(int argc, char** argv) {
   std::vector<double> hostShares;
   const std::vector<int> usable = trnccl::calibrate::usableCpus();
   const int cpus = std::max<int>(1, static_cast<int>(usable.size()));
-  std::vector<std::string> probes;  // one "rep" line per run (machine_probe.h)
+  std::vector<std::string> probes;                     // one "rep" line per run (machine_probe.h)
+  std::vector<std::vector<double>> copyUs(kNumSizes);  // a rewrite of a round's bytes, alone
   for (int r = 0; r < repeat; ++r) {
     auto* shared = new (mem) Shared;
     const double hopBefore = trnccl::calibrate::crossCpuHopUs();
@@ -258,7 +262,7 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_CHILDREN, &u1);
     const trnccl::calibrate::CpuJiffies j1 = trnccl::calibrate::readCpuJiffies(usable);
     const double hopAfter = trnccl::calibrate::crossCpuHopUs();
-    std::string probe = "rep " + std::to_string(r);
+    std::string probe = "rep " + std::to_string(r), copies = " copy";
     for (size_t s = 0; s < kNumSizes; ++s) {
       const double one = *std::max_element(shared->us[s], shared->us[s] + ranks);
       const double many = *std::max_element(shared->longUs[s], shared->longUs[s] + ranks);
@@ -279,6 +283,8 @@ int main(int argc, char** argv) {
       stepUs[s].push_back(step - host);
       callUs[s].push_back(one - step - copy);
       probe += " " + std::to_string(step - host);
+      copies += " " + std::to_string(copy);
+      copyUs[s].push_back(copy);
     }
     char tail[320];
     std::snprintf(tail, sizeof tail,
@@ -289,7 +295,7 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(j1.iowait - j0.iowait),
                   static_cast<unsigned long long>(j1.steal - j0.steal), u1.ru_nvcsw - u0.ru_nvcsw,
                   u1.ru_nivcsw - u0.ru_nivcsw, u1.ru_minflt - u0.ru_minflt);
-    probes.push_back(probe + tail);
+    probes.push_back(probe + copies + tail);
   }
   const auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
@@ -312,6 +318,10 @@ int main(int argc, char** argv) {
   std::printf("call %.3f %.3f %.3f\n", m, calls.front(), calls.back());
   const double h = median(hostShares);
   std::printf("host %.3f %.3f %.3f\n", h, hostShares.front(), hostShares.back());
+  std::printf("copies");
+  for (const std::vector<double>& v : copyUs)
+    std::printf(" %.3f", *std::min_element(v.begin(), v.end()));
+  std::printf("\n");
   for (const std::string& p : probes) std::printf("%s\n", p.c_str());
   return 0;
 }

@@ -1,17 +1,20 @@
-// Whether a run of the step program (step_cost.h) is consistent with the copy rate the same
-// calibration measured, and the calibration's repetition of a run that is not (docs/SIMULATOR.md,
-// eighteenth session).
+// Whether a run of the step program (step_cost.h) is consistent with the copies it timed
+// alone, and the calibration's repetition of a run that is not (docs/SIMULATOR.md, eighteenth
+// session).
 //
-// The step program has a slow mode on this machine (seventeenth session): its steps through the
-// FIFO cost 4-5x more per KiB (2 ranks 0.54-0.56 us/KiB against 0.10-0.13, 4 ranks 1.05-1.06
-// against 0.12-0.25) and its rounds read in place 3-4x more, in every repetition of a run, while
-// the calibration's copy rates in the same run are as always. Set against two copies of a KiB at
-// that calibration's own copy rate of its smallest working set (64 KiB: the FIFO's sender copies
-// in and its receiver out), the FIFO's slope was 1.2-3.1 times that in the 24 kept calibrations
-// of normal runs (2 and 4 ranks, sessions 15-17) and 12.8-14.1 times in the four slow ones; the
-// least round read in place (32 KiB) 5.5-11.0 times one copy of its bytes, against 29.0-30.5. The
-// bounds below sit between the two groups, about twice the normal highest. What the slow mode is:
-// the eighteenth session's measurement in docs/SIMULATOR.md.
+// The step program has a slow mode on this machine: its steps through the FIFO cost 4-5x more per
+// KiB and its rounds read in place 3-4x more, for seconds to minutes, while a process's copies of
+// its own buffers are as always. It is the hypervisor running the two vCPUs on cores far apart (a
+// cache line between them 0.14-0.19 us instead of 0.03: machine_probe.h). So a run is judged
+// against the copies the step program times alone in the same processes (a rewrite of a round's
+// bytes, the least over its repetitions; library_step.cc): the FIFO's slope against two copies of
+// a KiB (the sender's in, the receiver's out) at the rate of the largest FIFO size's copy, and the
+// least size read in place's round against one copy of its bytes. In the eighteenth session's
+// quiet probe (96 runs of 3 repetitions at each of 2 and 4 ranks, step medians, grouped by the
+// cache line's time before and after each repetition) the usual runs gave 1.1-4.5x and 6.0-15.7x,
+// the slow ones 9.3-19.0x and 29.0-48.1x. The bounds below sit between the two groups. (Against
+// the calibration's 64 KiB copy band, as first tried, a 4-rank run's ratios moved 2x with that
+// band, which is bimodal at 4 ranks, 25 or 48 GB/s; so is the median copy: the least is not.)
 #pragma once
 
 #include <algorithm>
@@ -25,7 +28,7 @@
 
 namespace trnccl::calibrate {
 
-// A run's FIFO slope is inconsistent above this many times two copies of a KiB at the copy rate.
+// A run's FIFO slope is inconsistent above this many times two copies of a KiB.
 inline constexpr double kMaxSlopeOverCopies = 6;
 // Its least round read in place is inconsistent above this many times one copy of its bytes.
 inline constexpr double kMaxInPlaceOverCopy = 20;
@@ -35,8 +38,8 @@ inline constexpr int kStepPauseSeconds = 10;
 
 struct StepVerdict {
   bool consistent = false;
-  double slopeRatio = 0;    // the FIFO's us/KiB over two copies of a KiB at the copy rate
-  double inPlaceRatio = 0;  // the least round read in place over one copy of zeroCopyBytes
+  double slopeRatio = 0;    // the FIFO's us/KiB over two copies of a KiB
+  double inPlaceRatio = 0;  // the least size read in place: its round over its copy
   std::string why;          // what was out of bounds (empty when consistent)
   // How far out of bounds: the larger of the two ratios over its bound (<= 1 when consistent).
   double excess() const {
@@ -44,27 +47,41 @@ struct StepVerdict {
   }
 };
 
-// Judges a fit against `copyGBps`, the same calibration's copy rate of its smallest working set
-// (GB/s per rank, all ranks at once); `zeroCopyBytes` is the size of the least round read in place.
-inline StepVerdict judgeStep(const StepFit& fit, double copyGBps, size_t zeroCopyBytes) {
+// Judges a fit against its own copies (fit.copyUs); `zeroCopyBytes` is the least size read in
+// place. Without copy times (or without a size on either side) nothing can be judged: inconsistent.
+inline StepVerdict judgeStep(const StepFit& fit, size_t zeroCopyBytes) {
   StepVerdict v;
-  if (copyGBps <= 0) {
-    v.why = "no copy rate to judge the step against";
+  const StepTime* fifo = nullptr;     // the largest size through the FIFO
+  const StepTime* inPlace = nullptr;  // the least size read in place
+  double fifoCopy = 0, inPlaceCopy = 0;
+  for (size_t i = 0; i < fit.times.size() && fit.copyUs.size() == fit.times.size(); ++i) {
+    const StepTime& t = fit.times[i];
+    if (t.bytes < zeroCopyBytes && (fifo == nullptr || t.bytes > fifo->bytes)) {
+      fifo = &t;
+      fifoCopy = fit.copyUs[i];
+    } else if (t.bytes >= zeroCopyBytes && (inPlace == nullptr || t.bytes < inPlace->bytes)) {
+      inPlace = &t;
+      inPlaceCopy = fit.copyUs[i];
+    }
+  }
+  if (fifo == nullptr || inPlace == nullptr || fifoCopy <= 0 || inPlaceCopy <= 0) {
+    v.why = "no copy times to judge the step against";
     return v;
   }
-  const double kibCopyUs = 1024 / (copyGBps * 1e3);  // GB/s = bytes per ns
+  const double kibCopyUs = fifoCopy / (static_cast<double>(fifo->bytes) / 1024);
   v.slopeRatio = fit.usPerKiB / (2 * kibCopyUs);
-  v.inPlaceRatio = fit.inPlaceUs / (static_cast<double>(zeroCopyBytes) / 1024 * kibCopyUs);
+  v.inPlaceRatio = inPlace->us / inPlaceCopy;
   char text[160];
   if (v.slopeRatio > kMaxSlopeOverCopies) {
     std::snprintf(text, sizeof text,
-                  "FIFO %.4f us/KiB is %.1fx two copies at %.2f GB/s (bound %.0fx)", fit.usPerKiB,
-                  v.slopeRatio, copyGBps, kMaxSlopeOverCopies);
+                  "FIFO %.4f us/KiB is %.1fx two copies of a KiB (%.4f us; bound %.0fx)",
+                  fit.usPerKiB, v.slopeRatio, kibCopyUs, kMaxSlopeOverCopies);
     v.why = text;
   }
   if (v.inPlaceRatio > kMaxInPlaceOverCopy) {
-    std::snprintf(text, sizeof text, "in place %.2f us is %.1fx a copy of %zu B (bound %.0fx)",
-                  fit.inPlaceUs, v.inPlaceRatio, zeroCopyBytes, kMaxInPlaceOverCopy);
+    std::snprintf(text, sizeof text,
+                  "%zu B in place %.2f us is %.1fx its copy (%.3f us; bound %.0fx)", inPlace->bytes,
+                  inPlace->us, v.inPlaceRatio, inPlaceCopy, kMaxInPlaceOverCopy);
     v.why += (v.why.empty() ? "" : "; ") + std::string(text);
   }
   v.consistent = v.why.empty();
@@ -141,10 +158,10 @@ inline std::string describeAttempt(int attempt, const StepFit& fit, const StepVe
 }
 
 // The step program run by measureStepCost (step_cost.h) and chosen by chooseStep against
-// judgeStep with `copyGBps`, each attempt printed as it ends (describeAttempt), the attempts after
-// the first `pauseSeconds` after the one before (the slow mode's stretches in the eighteenth
-// session's probe lasted 0-10 s; in the seventeenth, minutes); in step_cost.cc.
-bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copyGBps, int attempts,
-                        int pauseSeconds, StepChoice& choice, std::string& error);
+// judgeStep, each attempt printed as it ends (describeAttempt), the attempts after the first
+// `pauseSeconds` after the one before (the slow mode's stretches in the eighteenth session's
+// probes lasted 0-10 s; in the seventeenth, minutes); in step_cost.cc.
+bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, int attempts, int pauseSeconds,
+                        StepChoice& choice, std::string& error);
 
 }  // namespace trnccl::calibrate

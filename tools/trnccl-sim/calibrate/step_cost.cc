@@ -88,8 +88,19 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   }
   std::vector<StepRun> runs;
   char line[1024];
+  std::vector<double> copies;
   while (std::fgets(line, sizeof line, pipe) != nullptr) {
     const std::string text(line);
+    if (text.rfind("copies ", 0) == 0) {
+      const char* p = text.c_str() + 6;
+      double v = 0;
+      int used = 0;
+      while (std::sscanf(p, " %lf%n", &v, &used) == 1) {
+        copies.push_back(v);
+        p += used;
+      }
+      continue;
+    }
     const size_t hop = text.find(" hop ");
     if (text.rfind("rep ", 0) != 0 || hop == std::string::npos) continue;
     StepRun r;
@@ -113,11 +124,12 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   fit.call = call;
   fit.host = host;
   fit.runs = runs;
+  fit.copyUs = copies.size() == fit.times.size() ? copies : std::vector<double>{};
   return true;
 }
 
-bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copyGBps, int attempts,
-                        int pauseSeconds, StepChoice& choice, std::string& error) {
+bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, int attempts, int pauseSeconds,
+                        StepChoice& choice, std::string& error) {
   int runs = 0;
   return chooseStep(
       attempts,
@@ -125,7 +137,7 @@ bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, double copy
         if (runs++ > 0 && pauseSeconds > 0) sleep(static_cast<unsigned>(pauseSeconds));
         return measureStepCost(ranks, repeat, zeroCopyBytes, f, e);
       },
-      [&](const StepFit& f) { return judgeStep(f, copyGBps, zeroCopyBytes); }, choice, error,
+      [&](const StepFit& f) { return judgeStep(f, zeroCopyBytes); }, choice, error,
       [](int a, const StepFit& f, const StepVerdict& v) {
         std::printf("%s\n", describeAttempt(a, f, v).c_str());
         std::fflush(stdout);

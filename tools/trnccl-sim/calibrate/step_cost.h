@@ -69,7 +69,8 @@ struct StepFit {
   double freshUs = 0;           // inPlaceUs less fixedUs (at least 0): in_place_fresh_us
   StepTime call;                // the call's own cost (bytes 0): median, lowest, highest
   StepTime host;  // what the step program took off each step for its host threads (bytes 0)
-  std::vector<StepRun> runs;  // each repetition's (none from a step program before session 18)
+  std::vector<StepRun> runs;   // each repetition's (none from a step program before session 18)
+  std::vector<double> copyUs;  // each size's copy alone, us, as `times` (empty: not printed)
 };
 
 // Runs the step program beside this executable (`self`: argv[0] or /proc/self/exe) with `ranks`

@@ -31,43 +31,52 @@ TEST(FastModeMedian, NoPositiveFastestKeepsEveryRepetition) {
   EXPECT_DOUBLE_EQ(fastModeMedian({0.0, 0.4, 0.5, 9.0}), 0.45);
 }
 
-// A fit with the FIFO's slope and the least round read in place as a run gave them.
-StepFit fitOf(double usPerKiB, double inPlaceUs) {
+// A fit with the FIFO's slope, the 32 KiB round read in place, and the step program's copies of
+// 16 KiB (the largest FIFO size) and 32 KiB (the least read in place) alone, as a run gave them.
+StepFit fitOf(double usPerKiB, double inPlaceUs, double copy16k, double copy32k) {
   StepFit f;
   f.usPerKiB = usPerKiB;
   f.inPlaceUs = inPlaceUs;
+  f.times = {{8, 0.5, 0, 0}, {16384, 2.3, 0, 0}, {32768, inPlaceUs, 0, 0}, {65536, 9.0, 0, 0}};
+  f.copyUs = {0.05, copy16k, copy32k, 1.4};
   return f;
 }
 
 constexpr size_t kZeroCopy = 32768;
 
 TEST(JudgeStep, ASlowModeRunIsRejected) {
-  // The lead's 2-rank calibration lead1 (session 17): 0.5569 us/KiB, 18.45 us in place, its
-  // 64 KiB copy band 51.96 GB/s: 14.1x and 29.3x.
-  const StepVerdict v = judgeStep(fitOf(0.5569, 18.45), 51.96, kZeroCopy);
+  // 2 ranks in the slow mode (the eighteenth session's probe, 14:20:19): 16 KiB steps 9.4 us,
+  // 0.52 us/KiB, 32 KiB 18.0 us; its copies 0.230 and 0.622 us: 18.1x and 28.9x.
+  const StepVerdict v = judgeStep(fitOf(0.52, 18.0, 0.230, 0.622), kZeroCopy);
   EXPECT_FALSE(v.consistent);
-  EXPECT_NEAR(v.slopeRatio, 14.1, 0.05);
-  EXPECT_NEAR(v.inPlaceRatio, 29.3, 0.05);
+  EXPECT_NEAR(v.slopeRatio, 18.09, 0.01);
+  EXPECT_NEAR(v.inPlaceRatio, 28.94, 0.01);
   EXPECT_NE(v.why.find("FIFO"), std::string::npos);
-  EXPECT_NE(v.why.find("in place"), std::string::npos);
-  // The 4-rank slow mode (lead0): 1.0542 us/KiB, 38.74 us, band 24.79 GB/s.
-  EXPECT_FALSE(judgeStep(fitOf(1.0542, 38.74), 24.79, kZeroCopy).consistent);
+  EXPECT_NE(v.why.find("32768 B in place"), std::string::npos);
+  // 4 ranks (14:20:31): 1.0 us/KiB, 38.2 us; copies 0.393 and 0.868 us.
+  EXPECT_FALSE(judgeStep(fitOf(1.0, 38.2, 0.393, 0.868), kZeroCopy).consistent);
   // Only one of the two out of bounds is enough.
-  EXPECT_FALSE(judgeStep(fitOf(0.1037, 18.45), 52.35, kZeroCopy).consistent);
-  EXPECT_FALSE(judgeStep(fitOf(0.5569, 4.94), 52.35, kZeroCopy).consistent);
+  EXPECT_FALSE(judgeStep(fitOf(0.11, 18.0, 0.230, 0.622), kZeroCopy).consistent);
+  EXPECT_FALSE(judgeStep(fitOf(0.52, 5.2, 0.230, 0.622), kZeroCopy).consistent);
 }
 
 TEST(JudgeStep, ANormalRunIsKept) {
-  // Session 17's run 1: 2 ranks 0.1037 us/KiB, 4.94 us, 52.35 GB/s (2.7x, 7.9x); 4 ranks
-  // 0.1366, 11.07, 25.09 (1.7x, 8.5x).
-  const StepVerdict two = judgeStep(fitOf(0.1037, 4.94), 52.35, kZeroCopy);
+  // 2 ranks usual: 0.11 us/KiB, 5.2 us; copies 0.230, 0.622 (3.8x, 8.4x). 4 ranks usual
+  // (14:21:06): 0.13 us/KiB, 10.8 us; copies 0.415, 0.878 (2.5x, 12.3x).
+  const StepVerdict two = judgeStep(fitOf(0.11, 5.2, 0.230, 0.622), kZeroCopy);
   EXPECT_TRUE(two.consistent);
   EXPECT_TRUE(two.why.empty());
-  EXPECT_NEAR(two.slopeRatio, 2.7, 0.05);
+  EXPECT_NEAR(two.slopeRatio, 3.83, 0.01);
   EXPECT_LE(two.excess(), 1.0);
-  EXPECT_TRUE(judgeStep(fitOf(0.1366, 11.07), 25.09, kZeroCopy).consistent);
-  // No copy rate: nothing to judge against, not consistent.
-  EXPECT_FALSE(judgeStep(fitOf(0.1037, 4.94), 0, kZeroCopy).consistent);
+  EXPECT_TRUE(judgeStep(fitOf(0.13, 10.8, 0.415, 0.878), kZeroCopy).consistent);
+}
+
+TEST(JudgeStep, WithoutCopiesNothingIsJudged) {
+  StepFit f = fitOf(0.11, 5.2, 0.230, 0.622);
+  f.copyUs.clear();  // a step program that printed none
+  EXPECT_FALSE(judgeStep(f, kZeroCopy).consistent);
+  EXPECT_FALSE(judgeStep(fitOf(0.11, 5.2, 0, 0.622), kZeroCopy).consistent);
+  EXPECT_FALSE(judgeStep(fitOf(0.11, 5.2, 0.230, 0.622), 1 << 20).consistent);  // none in place
 }
 
 // A measure that hands out `fits` in turn and counts its calls.
@@ -80,10 +89,10 @@ struct Runs {
   }
 };
 
-StepVerdict judged(const StepFit& f) { return judgeStep(f, 52.0, kZeroCopy); }
+StepVerdict judged(const StepFit& f) { return judgeStep(f, kZeroCopy); }
 
 TEST(ChooseStep, ANormalFirstRunIsKeptAlone) {
-  Runs runs{{fitOf(0.11, 5.0)}};
+  Runs runs{{fitOf(0.11, 5.0, 0.230, 0.622)}};
   StepChoice c;
   std::string error;
   ASSERT_TRUE(chooseStep(kStepAttempts, std::ref(runs), judged, c, error));
@@ -94,7 +103,7 @@ TEST(ChooseStep, ANormalFirstRunIsKeptAlone) {
 }
 
 TEST(ChooseStep, ASlowRunIsRunAgainAndTheNormalOneKept) {
-  Runs runs{{fitOf(0.55, 18.5), fitOf(0.11, 5.0)}};
+  Runs runs{{fitOf(0.55, 18.5, 0.230, 0.622), fitOf(0.11, 5.0, 0.230, 0.622)}};
   StepChoice c;
   std::string error;
   ASSERT_TRUE(chooseStep(kStepAttempts, std::ref(runs), judged, c, error));
@@ -106,7 +115,8 @@ TEST(ChooseStep, ASlowRunIsRunAgainAndTheNormalOneKept) {
 }
 
 TEST(ChooseStep, AtMostTheBoundOfRunsThenTheLeastSlow) {
-  Runs runs{{fitOf(0.55, 18.5), fitOf(0.40, 15.0), fitOf(1.05, 38.7), fitOf(0.11, 5.0)}};
+  Runs runs{{fitOf(0.55, 18.5, 0.230, 0.622), fitOf(0.40, 15.0, 0.230, 0.622),
+             fitOf(1.05, 38.7, 0.230, 0.622), fitOf(0.11, 5.0, 0.230, 0.622)}};
   StepChoice c;
   std::string error;
   ASSERT_TRUE(chooseStep(kStepAttempts, std::ref(runs), judged, c, error));
