@@ -22,6 +22,8 @@ for first in "$dir"/*.host2.yaml; do
       >/dev/null
   done
   cp "$dir/$run".measured*.txt "$out/"
+  # the benchmark runs' probes, kept since session 18 (host_compare.sh's usual-mode columns)
+  if compgen -G "$dir/$run.hop*.txt" >/dev/null; then cp "$dir/$run".hop*.txt "$out/"; fi
   echo "# $run"
   SAVED="$out/$run" "$here/host_compare.sh" "$build"
 done

@@ -15,13 +15,14 @@
 //     (the bytes of all buffers one process touches: a copy's source and destination of half
 //     of it each, a reduction's three buffers of a third), each repeated until it moved
 //     128 MiB: the description's bands (docs/TOPOLOGY.md), where the caches hold the buffers;
-//   - the library's own cost per step: trnccl-sim-calibrate-step (library_step.cc) runs ring
-//     steps of 8 B to 128 KiB between N processes through the public API and the real shm
-//     transport; a fit of the sizes below the zero-copy size (step_cost.h) gives the fixed cost
-//     of a message through the FIFO, which the description carries as the link's latency (the
-//     hand-off, at most that cost) and the device's message_us (the rest); the rounds read in
-//     place (fresh data) less that cost give the device's in_place_fresh_us; calls of one step
-//     and of several give the call's own cost, its call_us.
+//   - the library's own cost per step: trnccl-sim-calibrate-step (library_step.cc), ring steps
+//     of 8 B to 128 KiB between N processes through the public API and the shm transport; a fit
+//     below the zero-copy size (step_cost.h) gives a FIFO message's fixed cost (the link's
+//     latency, at most the hand-off, and message_us), the rounds read in place less it
+//     in_place_fresh_us, calls of one step and of several call_us. A run whose steps are far
+//     slower than the copies it times alone allow (a slow mode of this machine) is run
+//     again (--step-attempts runs at most, --step-pause s apart; step_check.h); the description
+//     says which was kept.
 // --refit FILE converts a description an earlier calibration wrote to these rules (refit.h).
 // Process i runs on the (i mod k)-th of the k CPUs it may use, as perf/sim/pin_rank.sh places
 // rank i of the benchmark it is compared with. Each figure is measured --repeat times (default
@@ -35,9 +36,9 @@
 // charges three bytes of HBM traffic per byte reduced. The bands follow the same rules, per
 // working set; the plain fields are the rates of 64 MiB buffers, above every band.
 // --neighbour-out FILE also writes the description with the neighbour's copy and sum rates
-// (session 10's model: a ring step reads lines another core has just written); in two runs on
-// the quiet machine it predicted no better than the local rates (docs/SIMULATOR.md).
+// (session 10's model), which predicted no better than the local rates (docs/SIMULATOR.md).
 // Usage: trnccl-sim-calibrate [--chips N] [--out FILE] [--neighbour-out FILE] [--repeat R]
+//          [--step-attempts A] [--step-pause S]
 //        trnccl-sim-calibrate --refit OLD.yaml --out FILE
 // (CLI11: --help; a value out of range or an unknown option is an error before any timing)
 #include <fmt/format.h>
@@ -58,6 +59,7 @@
 #include "device/reduce.h"
 #include "placement.h"
 #include "refit.h"
+#include "step_check.h"
 #include "step_cost.h"
 #include "transports/shm/zero_copy.h"
 
@@ -66,8 +68,10 @@ namespace {
 using trnccl::Deadline;
 using trnccl::Doorbell;
 using trnccl::DoorbellWord;
+using trnccl::calibrate::callUs;
 using trnccl::calibrate::linkLatencyUs;
 using trnccl::calibrate::messageUs;
+using trnccl::calibrate::stepList;
 using trnccl::calibrate::usableCpus;
 using Seconds = std::chrono::duration<double>;
 
@@ -294,22 +298,12 @@ std::string bandList(const std::vector<Rates>& bands, const Spread Rates::*rate,
   return "[" + out + "]";
 }
 
-// The step program's times, "BYTES: MEDIAN" each.
-std::string stepList(const trnccl::calibrate::StepFit& step) {
-  std::string out;
-  for (const auto& t : step.times) out += fmt::format(" {} B {:.2f},", t.bytes, t.us);
-  out.pop_back();
-  return out;
-}
-
-// What a call costs once, whatever its steps (negative in noise: none).
-double callUs(const trnccl::calibrate::StepFit& step) { return std::max(0.0, step.call.us); }
-
 // The description; its links move data at half the rate of the copies and its chips' "HBM" at
 // three times the rate of the sums: of local data (the default), or of a neighbour's fresh data
 // (`neighbours`, --neighbour-out).
 std::string describe(int chips, const Rates& big, const std::vector<Rates>& bands,
-                     const Spread& hop, const trnccl::calibrate::StepFit& step, bool neighbours) {
+                     const Spread& hop, const trnccl::calibrate::StepFit& step, bool neighbours,
+                     const std::string& kept) {
   using trnccl::transport::shm::kDefaultZcopyBytes;
   const Spread Rates::*link = neighbours ? &Rates::cross : &Rates::copy;
   const Spread Rates::*sum = neighbours ? &Rates::crossReduce : &Rates::reduce;
@@ -334,6 +328,7 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       "# [{:.2f}-{:.2f}] us once, beyond its steps (call_us). Each step is less {:.2f} "
       "[{:.2f}-{:.2f}]\n"
       "# us a round of its host threads' CPU time (ranks sharing a CPU: library_step.cc).\n"
+      "# The step program: {} (step_check.h).\n"
       "name: host\n"
       "description: \"{} ranks of this machine over shared memory (measured)\"\n"
       "instances: 1\nchips_per_instance: {}\nlnc: 1\n"
@@ -349,7 +344,7 @@ std::string describe(int chips, const Rates& big, const std::vector<Rates>& band
       neighbours ? "of a neighbour's data" : "of local data", kDefaultZcopyBytes,
       trnccl::calibrate::kBandMarker, chips, usableCpus().size(), stepList(step), step.fixedUs,
       step.usPerKiB, step.inPlaceUs, step.call.us, step.call.lowUs, step.call.highUs, step.host.us,
-      step.host.lowUs, step.host.highUs, chips, chips, 3 * (big.*sum).median,
+      step.host.lowUs, step.host.highUs, kept, chips, chips, 3 * (big.*sum).median,
       messageUs(step, hop.median), step.freshUs, callUs(step), bandList(bands, sum, 3, chips),
       (big.*link).median / 2, linkLatencyUs(step, hop.median), kDefaultZcopyBytes,
       bandList(bands, link, 0.5, chips));
@@ -371,6 +366,14 @@ int main(int argc, char** argv) {
                  "also the description with the rates of a neighbour's fresh data");
   app.add_option("--repeat", repeat, "runs per figure, the median kept (default 5)")
       ->check(CLI::Range(1, 100));
+  int stepAttempts = trnccl::calibrate::kStepAttempts;
+  app.add_option("--step-attempts", stepAttempts,
+                 "runs of the step program at most while inconsistent with the copy rate (default "
+                 "3)")
+      ->check(CLI::Range(1, 10));
+  int stepPause = trnccl::calibrate::kStepPauseSeconds;
+  app.add_option("--step-pause", stepPause, "seconds between two runs of it (default 10)")
+      ->check(CLI::Range(0, 600));
   app.add_option("--refit", refit,
                  "measure nothing: convert this description of an earlier calibration to the "
                  "current rules (refit.h), written to --out")
@@ -401,17 +404,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trnccl-sim-calibrate: measurement failed\n");
     return 1;
   }
-  // The library's own ring step, timed by N processes of the public API, fitted over its sizes.
-  trnccl::calibrate::StepFit step;
+  // The library's own ring step, fitted; run again while far slower than its own copies allow.
+  using trnccl::transport::shm::kDefaultZcopyBytes;
+  namespace cal = trnccl::calibrate;
+  cal::StepChoice choice;
   std::string error;
-  if (!trnccl::calibrate::measureStepCost(chips, repeat, trnccl::transport::shm::kDefaultZcopyBytes,
-                                          step, error)) {
+  const bool measured = cal::measureCheckedStep(chips, repeat, kDefaultZcopyBytes, stepAttempts,
+                                                stepPause, choice, error);
+  if (!measured) {
     std::fprintf(stderr, "trnccl-sim-calibrate: %s\n", error.c_str());
     return 1;
   }
-  if (!trnccl::calibrate::writeFile(out, describe(chips, big, bands, hop, step, false))) return 1;
+  const cal::StepFit& step = choice.fit;
+  const std::string kept = cal::describeChoice(choice);
+  std::printf("step program: %s\n", kept.c_str());
+  if (!cal::writeFile(out, describe(chips, big, bands, hop, step, false, kept))) return 1;
   if (!neighbourOut.empty() &&
-      !trnccl::calibrate::writeFile(neighbourOut, describe(chips, big, bands, hop, step, true))) {
+      !cal::writeFile(neighbourOut, describe(chips, big, bands, hop, step, true, kept))) {
     return 1;
   }
   const Spread &copy = big.copy, &cross = big.cross, &red = big.reduce, &xred = big.crossReduce;

@@ -32,12 +32,24 @@
 //   BYTES STEP_MEDIAN_US STEP_LOWEST_US STEP_HIGHEST_US
 //   call CALL_MEDIAN_US CALL_LOWEST_US CALL_HIGHEST_US
 //   host HOST_MEDIAN_US HOST_LOWEST_US HOST_HIGHEST_US
+// then each size's copy alone (a rewrite of a round's bytes, the least over the runs: with two
+// processes on a CPU it is bimodal, one copying alone or both in turns), and one
+// line per repetition with each size's step and copy (us, in the order above) and what
+// machine_probe.h saw around it (docs/SIMULATOR.md, eighteenth session): the one-way time of a
+// cache line between the two CPUs before and after it (us), its wall time, the CPUs' jiffies
+// during it, and the step processes' voluntary and involuntary context switches and minor faults:
+//   copies COPY_US...
+//   rep R STEP_US... copy COPY_US... hop BEFORE AFTER seconds S busy B idle I iowait W steal T
+//     nvcsw V nivcsw N minflt F
 // The library's real shm transport, executor and waits are all in these times: what a ring
 // step pays beyond its bytes is the intercept of a fit of the step times against their size
 // (trnccl-sim-calibrate does the fit). Only the public API is used (libtrnccl), so this is a
 // program of its own rather than part of trnccl-sim-calibrate, which uses the library's layers.
-// Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R]
+// --probe prints only the cache line's time between the CPUs (perf/sim/host_compare.sh runs it
+// around every benchmark run).
+// Usage: trnccl-sim-calibrate-step [--ranks N] [--repeat R] | --probe
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <trnccl/trnccl.h>
 #include <trnccl/trnrt.h>
@@ -53,6 +65,7 @@
 #include <string>
 #include <vector>
 
+#include "machine_probe.h"
 #include "placement.h"
 #include "step_cost.h"
 
@@ -214,20 +227,42 @@ int main(int argc, char** argv) {
   app.add_option("--ranks", ranks, "processes (default 2)")->check(CLI::Range(2, kMaxRanks));
   app.add_option("--repeat", repeat, "runs, each size's median kept (default 5)")
       ->check(CLI::Range(1, 100));
+  bool probe = false;
+  app.add_flag("--probe", probe,
+               "time nothing else: print the one-way time of a cache line between the first two "
+               "CPUs (us), as \"hop US\" (machine_probe.h)");
   CLI11_PARSE(app, argc, argv);
+  if (probe) {
+    std::printf("hop %.4f\n", trnccl::calibrate::crossCpuHopUs());
+    return 0;
+  }
   void* mem =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return 1;
   // Per size, each run's step and call cost (from the slowest rank's times).
   std::vector<std::vector<double>> stepUs(kNumSizes), callUs(kNumSizes);
   std::vector<double> hostShares;
-  const int cpus = std::max<int>(1, static_cast<int>(trnccl::calibrate::usableCpus().size()));
+  const std::vector<int> usable = trnccl::calibrate::usableCpus();
+  const int cpus = std::max<int>(1, static_cast<int>(usable.size()));
+  std::vector<std::string> probes;                     // one "rep" line per run (machine_probe.h)
+  std::vector<std::vector<double>> copyUs(kNumSizes);  // a rewrite of a round's bytes, alone
   for (int r = 0; r < repeat; ++r) {
     auto* shared = new (mem) Shared;
+    const double hopBefore = trnccl::calibrate::crossCpuHopUs();
+    const trnccl::calibrate::CpuJiffies j0 = trnccl::calibrate::readCpuJiffies(usable);
+    rusage u0{}, u1{};
+    getrusage(RUSAGE_CHILDREN, &u0);
+    const auto t0 = std::chrono::steady_clock::now();
     if (!runOnce(ranks, shared)) {
       std::fprintf(stderr, "trnccl-sim-calibrate-step: a rank failed\n");
       return 1;
     }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    getrusage(RUSAGE_CHILDREN, &u1);
+    const trnccl::calibrate::CpuJiffies j1 = trnccl::calibrate::readCpuJiffies(usable);
+    const double hopAfter = trnccl::calibrate::crossCpuHopUs();
+    std::string probe = "rep " + std::to_string(r), copies = " copy";
     for (size_t s = 0; s < kNumSizes; ++s) {
       const double one = *std::max_element(shared->us[s], shared->us[s] + ranks);
       const double many = *std::max_element(shared->longUs[s], shared->longUs[s] + ranks);
@@ -247,7 +282,20 @@ int main(int argc, char** argv) {
       hostShares.push_back(host);
       stepUs[s].push_back(step - host);
       callUs[s].push_back(one - step - copy);
+      probe += " " + std::to_string(step - host);
+      copies += " " + std::to_string(copy);
+      copyUs[s].push_back(copy);
     }
+    char tail[320];
+    std::snprintf(tail, sizeof tail,
+                  " hop %.4f %.4f seconds %.2f busy %llu idle %llu iowait %llu steal %llu "
+                  "nvcsw %ld nivcsw %ld minflt %ld",
+                  hopBefore, hopAfter, seconds, static_cast<unsigned long long>(j1.busy - j0.busy),
+                  static_cast<unsigned long long>(j1.idle - j0.idle),
+                  static_cast<unsigned long long>(j1.iowait - j0.iowait),
+                  static_cast<unsigned long long>(j1.steal - j0.steal), u1.ru_nvcsw - u0.ru_nvcsw,
+                  u1.ru_nivcsw - u0.ru_nivcsw, u1.ru_minflt - u0.ru_minflt);
+    probes.push_back(probe + copies + tail);
   }
   const auto median = [](std::vector<double>& v) {
     std::sort(v.begin(), v.end());
@@ -270,5 +318,10 @@ int main(int argc, char** argv) {
   std::printf("call %.3f %.3f %.3f\n", m, calls.front(), calls.back());
   const double h = median(hostShares);
   std::printf("host %.3f %.3f %.3f\n", h, hostShares.front(), hostShares.back());
+  std::printf("copies");
+  for (const std::vector<double>& v : copyUs)
+    std::printf(" %.3f", *std::min_element(v.begin(), v.end()));
+  std::printf("\n");
+  for (const std::string& p : probes) std::printf("%s\n", p.c_str());
   return 0;
 }

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "step_check.h"
+
 namespace trnccl::calibrate {
 
 bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepFit& fit) {
@@ -47,6 +49,15 @@ double messageUs(const StepFit& fit, double hopUs) {
   return std::max(0.0, fit.fixedUs - linkLatencyUs(fit, hopUs));
 }
 
+double callUs(const StepFit& fit) { return std::max(0.0, fit.call.us); }
+
+std::string stepList(const StepFit& fit) {
+  std::string out;
+  for (const auto& t : fit.times) out += fmt::format(" {} B {:.2f},", t.bytes, t.us);
+  if (!out.empty()) out.pop_back();
+  return out;
+}
+
 bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
                      std::string& error) {
   std::error_code ec;
@@ -75,6 +86,33 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   if (std::fscanf(pipe, " host %lf %lf %lf", &host.us, &host.lowUs, &host.highUs) != 3) {
     host = StepTime{};
   }
+  std::vector<StepRun> runs;
+  char line[1024];
+  std::vector<double> copies;
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    const std::string text(line);
+    if (text.rfind("copies ", 0) == 0) {
+      const char* p = text.c_str() + 6;
+      double v = 0;
+      int used = 0;
+      while (std::sscanf(p, " %lf%n", &v, &used) == 1) {
+        copies.push_back(v);
+        p += used;
+      }
+      continue;
+    }
+    const size_t hop = text.find(" hop ");
+    if (text.rfind("rep ", 0) != 0 || hop == std::string::npos) continue;
+    StepRun r;
+    r.line = text.substr(4, text.find_last_not_of('\n') - 3);
+    if (std::sscanf(text.c_str() + hop,
+                    " hop %lf %lf seconds %lf busy %llu idle %llu iowait %llu steal %llu nvcsw "
+                    "%ld nivcsw %ld minflt %ld",
+                    &r.hopBeforeUs, &r.hopAfterUs, &r.seconds, &r.busy, &r.idle, &r.iowait,
+                    &r.steal, &r.nvcsw, &r.nivcsw, &r.minflt) == 10) {
+      runs.push_back(r);
+    }
+  }
   if (pclose(pipe) != 0 || times.empty() || !gotCall) {
     error = command + " failed";
     return false;
@@ -85,7 +123,25 @@ bool measureStepCost(int ranks, int repeat, size_t zeroCopyBytes, StepFit& fit,
   }
   fit.call = call;
   fit.host = host;
+  fit.runs = runs;
+  fit.copyUs = copies.size() == fit.times.size() ? copies : std::vector<double>{};
   return true;
+}
+
+bool measureCheckedStep(int ranks, int repeat, size_t zeroCopyBytes, int attempts, int pauseSeconds,
+                        StepChoice& choice, std::string& error) {
+  int runs = 0;
+  return chooseStep(
+      attempts,
+      [&](StepFit& f, std::string& e) {
+        if (runs++ > 0 && pauseSeconds > 0) sleep(static_cast<unsigned>(pauseSeconds));
+        return measureStepCost(ranks, repeat, zeroCopyBytes, f, e);
+      },
+      [&](const StepFit& f) { return judgeStep(f, zeroCopyBytes); }, choice, error,
+      [](int a, const StepFit& f, const StepVerdict& v) {
+        std::printf("%s\n", describeAttempt(a, f, v).c_str());
+        std::fflush(stdout);
+      });
 }
 
 }  // namespace trnccl::calibrate

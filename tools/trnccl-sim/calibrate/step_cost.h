@@ -51,6 +51,16 @@ struct StepTime {
   double us = 0, lowUs = 0, highUs = 0;  // median, lowest, highest of the repetitions
 };
 
+// One repetition of the step program as its "rep" line tells it (library_step.cc,
+// machine_probe.h): the cache line's one-way time between the two CPUs before and after, us; the
+// repetition's wall time; the CPUs' jiffies during it; the step processes' context switches.
+struct StepRun {
+  double hopBeforeUs = 0, hopAfterUs = 0, seconds = 0;
+  unsigned long long busy = 0, idle = 0, iowait = 0, steal = 0;
+  long nvcsw = 0, nivcsw = 0, minflt = 0;
+  std::string line;  // as printed, less "rep "
+};
+
 struct StepFit {
   std::vector<StepTime> times;  // the step program's measurements
   double fixedUs = 0;           // per step through the FIFO, whatever its size
@@ -59,6 +69,8 @@ struct StepFit {
   double freshUs = 0;           // inPlaceUs less fixedUs (at least 0): in_place_fresh_us
   StepTime call;                // the call's own cost (bytes 0): median, lowest, highest
   StepTime host;  // what the step program took off each step for its host threads (bytes 0)
+  std::vector<StepRun> runs;   // each repetition's (none from a step program before session 18)
+  std::vector<double> copyUs;  // each size's copy alone, us, as `times` (empty: not printed)
 };
 
 // Runs the step program beside this executable (`self`: argv[0] or /proc/self/exe) with `ranks`
@@ -75,5 +87,10 @@ bool fitStepCost(const std::vector<StepTime>& times, size_t zeroCopyBytes, StepF
 // cost.
 double linkLatencyUs(const StepFit& fit, double hopUs);
 double messageUs(const StepFit& fit, double hopUs);
+
+// What a call costs once, whatever its steps (negative in noise: none).
+double callUs(const StepFit& fit);
+// The step program's times, " BYTES B MEDIAN," each (the last comma left out).
+std::string stepList(const StepFit& fit);
 
 }  // namespace trnccl::calibrate

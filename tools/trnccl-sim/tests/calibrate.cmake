@@ -10,6 +10,9 @@
 # call's own cost (calls of one step against calls of eight) as its call_us. Each may be 0.
 # The host threads' CPU time taken off each step is printed and written: 0 with a CPU per
 # process (2 processes on 2 or more CPUs), at least 0 on one (library_step.cc).
+# Each run of the step program is judged against the copy rate (step_check.h) and printed with
+# what machine_probe.h saw around each of its repetitions; the output and the description say
+# which run was kept (one run at least, three at most).
 # cmake -DCALIBRATE=... -DSIM=... -DDIR=... -P calibrate.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
@@ -45,6 +48,15 @@ if(NOT out MATCHES "131072 B -?[0-9.]+ us\\); host threads ([0-9.]+) us a round 
   message(FATAL_ERROR "the host threads' share of a step was not printed: ${out}")
 endif()
 set(host "${CMAKE_MATCH_1}")
+if(NOT out MATCHES "step program attempt 1: (consistent|INCONSISTENT) \\(FIFO slope [0-9.]+x two copies, in place [0-9.]+x a copy\\)\n  run: [0-9.]+ s, CPU-to-CPU line [0-9.]+/[0-9.]+ us, steal [0-9]+, iowait [0-9]+, idle [0-9]+ of [0-9]+ jiffies")
+  message(FATAL_ERROR "the step program's run was not judged, or its repetition's probe not printed: ${out}")
+endif()
+if(NOT out MATCHES "\nstep program: attempt ([1-3]) of ([1-3]) kept")
+  message(FATAL_ERROR "the calibration does not say which run of the step program it kept: ${out}")
+endif()
+if(NOT yaml MATCHES "# The step program: attempt ${CMAKE_MATCH_1} of ${CMAKE_MATCH_2} kept")
+  message(FATAL_ERROR "the description does not say which run of the step program it took: ${yaml}")
+endif()
 if(NOT yaml MATCHES "Each step is less ${host} \\[")
   message(FATAL_ERROR "the description does not say the host threads' share ${host}: ${yaml}")
 endif()
