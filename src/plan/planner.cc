@@ -112,8 +112,11 @@ int chooseChannels(const algorithms::Algorithm& algorithm, const algorithms::Col
   return best;
 }
 
-Result<Choice> choose(const algorithms::CollArgs& args, const algorithms::LinkModel& links,
+Result<Choice> choose(const algorithms::CollArgs& call, const algorithms::LinkModel& links,
                       const Overrides& overrides) {
+  // An algorithm may decline by the links too (oneshot over the host's shm transport).
+  algorithms::CollArgs args = call;
+  args.links = &links;
   const std::string coll = algorithms::collectiveName(args.coll);
   const std::string& spec = overrides.algo;
   Choice best;

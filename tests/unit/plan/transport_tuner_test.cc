@@ -79,8 +79,34 @@ TEST(TransportTuner, TcpMovesSmallAllReducesOffMesh) {
     const std::string pick = chosen(a, tcp);
     EXPECT_TRUE(pick == "rdh" || pick == "kangaring") << bytes << " B over tcp: " << pick;
     EXPECT_GT(estimateOf("mesh", a, tcp), estimateOf(pick.c_str(), a, tcp)) << bytes;
-    // shm's messages cost little each: its latency alone keeps the hardware's choice.
-    EXPECT_EQ(chosen(a, over(view->links, "shm")), "mesh") << bytes << " B over shm";
+    // shm's messages cost little each: its latency alone keeps the hardware's choice, except
+    // up to 4 KiB, where one round over the host's FIFOs wins (HostShmTakesOneRound).
+    EXPECT_EQ(chosen(a, over(view->links, "shm")), bytes <= 4096 ? "oneshot" : "mesh")
+        << bytes << " B over shm";
+  }
+}
+
+// Within one host over shm every pair of ranks has a FIFO of its own, so oneshot's round is one
+// shm message per peer: the tuner takes it for all-reduces up to 4 KiB at 3 to 8 ranks (measured
+// 1.5-2x faster than the hardware model's picks there, docs/ALGORITHMS.md), and nowhere else:
+// not above 4 KiB, not past 8 ranks, not over tcp, not across hosts, not without transport
+// terms (trnccl-sim and trnccl-topo keep the hardware's choice).
+TEST(TransportTuner, HostShmTakesOneRound) {
+  for (int n : {3, 4, 8, 16}) {
+    auto view = describeTopology("trn1.32xlarge", n);
+    ASSERT_TRUE(view) << view.status().message();
+    const LinkModel shm = over(view->links, "shm");
+    for (size_t bytes : {size_t{8}, size_t{256}, size_t{4096}, size_t{8192}}) {
+      CollArgs a = allReduce(*view, bytes);
+      a.nranks = n;
+      const bool expected = n <= 8 && bytes <= 4096;
+      EXPECT_EQ(chosen(a, shm) == "oneshot", expected) << n << " ranks, " << bytes << " B";
+      EXPECT_NE(chosen(a, view->links), "oneshot") << n << " ranks, " << bytes << " B, no terms";
+      EXPECT_NE(chosen(a, over(view->links, "tcp")), "oneshot") << n << " ranks, " << bytes;
+      LinkModel hosts = shm;
+      hosts.multiInstance = true;
+      EXPECT_NE(chosen(a, hosts), "oneshot") << n << " ranks, " << bytes << " B, two hosts";
+    }
   }
 }
 
