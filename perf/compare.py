@@ -30,7 +30,10 @@ Placement (--bind): by default mpirun places the processes as it does for a user
 `mpirun -np N` (issue 14's command): OpenMPI 4.1 binds each rank to a core of its own while
 the ranks fit the cores and binds nothing when they outnumber them (--oversubscribe). --bind
 none (every run before the eighteenth session) leaves the 2-rank runs to the scheduler too,
-where trnccl's two threads per rank can start on one core (docs/PERFORMANCE.md).
+where trnccl's two threads per rank can start on one core (docs/PERFORMANCE.md). --probe times a
+cache line between the first two CPUs around every run and lists it with the report: this VM
+sometimes runs its two vCPUs on cores far apart for seconds, where every hand-off of a small
+call costs about five times as much (docs/SIMULATOR.md, eighteenth session).
 
 Rounds alternate between libraries (the order rotates each round) so that a burst of load on
 the machine hits all of them alike; each cell is the best (lowest) time over the rounds.
@@ -58,6 +61,10 @@ MPI_YIELD = ["--mca", "mpi_yield_when_idle", "1"]
 # The sweep of each mode: (-b, -e, -f, -n, -w). --latency: many iterations of small messages.
 SWEEPS = {"bandwidth": ("16", "64M", "4", "10", "3"), "latency": ("8", "4K", "2", "2000", "20")}
 TRNCCL_TCP_ENV = {"TRNCCL_TRANSPORT": "tcp", "TRNCCL_SOCKET_IFNAME": "lo"}
+# A cache line between the two CPUs takes 0.03-0.055 us one way when the VM runs them on nearby
+# cores and 0.15-0.19 us on cores far apart, where every hand-off of a small call slows down
+# (docs/SIMULATOR.md, eighteenth session); between the two, this bound.
+SLOW_HOP_US = 0.08
 
 # collective -> (trnccl binary, mpi_bench name, [(gloo label, gloo_bench name)]); out of place
 COLLECTIVES = {
@@ -272,6 +279,10 @@ def parse_args():
     ap.add_argument("--bind", choices=("default", "none", "core"), default="default",
                     help="process placement: default = mpirun's own (bound to a core each up to "
                     "the cores, unbound when oversubscribed), or mpirun --bind-to none|core")
+    ap.add_argument("--probe", action="store_true",
+                    help="time a cache line between the first two CPUs before and after every "
+                    "run (trnccl-sim-calibrate-step --probe) and list it: above %.2f us the VM "
+                    "runs them on cores far apart (docs/SIMULATOR.md)" % SLOW_HOP_US)
     ap.add_argument("--latency", action="store_true",
                     help="small-message mode: -b 8 -e 4K -f 2 -n 2000 -w 20")
     ap.add_argument("--in-place", action="store_true",
@@ -311,6 +322,16 @@ def parse_args():
     return args
 
 
+def hop(args):
+    """The one-way time of a cache line between the first two CPUs (us), or None."""
+    tool = os.path.join(args.build, "tools", "trnccl-sim", "trnccl-sim-calibrate-step")
+    try:
+        out = subprocess.run([tool, "--probe"], capture_output=True, text=True, timeout=60).stdout
+        return float(out.split()[1]) if out.startswith("hop ") else None
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 def check_tools(args, transports):
     """Drops the tcp pair when trnccl's tcp does not run; notes missing peers."""
     notes = []
@@ -328,6 +349,11 @@ def check_tools(args, transports):
                 tool, args.build, what)
             print(msg, flush=True)
             notes.append(msg)
+    if args.probe and hop(args) is None:
+        msg = "# no CPU-to-CPU probe (tools/trnccl-sim/trnccl-sim-calibrate-step --probe): --probe off"
+        print(msg, flush=True)
+        notes.append(msg)
+        args.probe = False
     return notes
 
 
@@ -347,6 +373,7 @@ def main():
     runs = {np: plan(args, np, pairs[np]) for np in args.ranks}
     best = {np: {c: {} for c in args.collectives} for np in args.ranks}
     failures = []
+    probes = []  # with --probe: each run's line, the cache line's time before and after
     started = time.time()
     # Every rank count and library in each round, the order rotating, so that a burst of load
     # hits them alike.
@@ -355,11 +382,18 @@ def main():
             for coll in args.collectives:
                 rs = runs[np][coll]
                 for run in rs[rnd % len(rs):] + rs[:rnd % len(rs)]:
+                    before = hop(args) if args.probe else None
                     rc, out, err, cmd = launch(args, np, run, flags, args.timeout)
+                    after = hop(args) if args.probe else None
                     rows = parse_rows(out, coll, np, args.in_place)
-                    print("# round %d np %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
-                        rnd + 1, np, coll, run.label, rc, len(rows), time.time() - started),
-                        flush=True)
+                    line = "# round %d np %d %-14s %-11s exit %d, %d rows, %.0f s elapsed" % (
+                        rnd + 1, np, coll, run.label, rc, len(rows), time.time() - started)
+                    if args.probe:
+                        line += ", CPU-to-CPU line %s/%s us" % (
+                            "%.3f" % before if before is not None else "-",
+                            "%.3f" % after if after is not None else "-")
+                        probes.append(line[2:])
+                    print(line, flush=True)
                     if rc != 0 or not rows:
                         failures.append("%s np %d %s: exit %d\n  %s\n%s" % (
                             coll, np, run.label, rc, " ".join(cmd),
@@ -392,6 +426,12 @@ def main():
                 report += [""] + table(args, np, coll, t, runs[np][coll], best[np][coll])
                 libs = [r.label for r in runs[np][coll] if t in r.transports]
                 panels.append((np, t, coll, libs, best[np][coll]))
+    if probes:
+        slow = [p for p in probes if any(
+            float(v) > SLOW_HOP_US for v in p.rsplit(" ", 2)[-2].split("/") if v != "-")]
+        report += ["", "## CPU-to-CPU cache line around each run (us, before/after; above %.2f: "
+                   "the two CPUs on cores far apart): %d of %d runs" % (
+                       SLOW_HOP_US, len(slow), len(probes))] + ["  " + p for p in probes]
     if failures:
         report += ["", "# FAILURES:"] + failures
     text = "\n".join(report) + "\n"
