@@ -45,9 +45,8 @@ constexpr int kHostShmRanks = 8;
 
 bool overHostShm(const CollArgs& a, size_t bytes) {
   const LinkModel* m = a.links;
-  return m != nullptr && !m->multiInstance && m->transports.intra != nullptr &&
-         m->transports.intra == transportCost("shm") && a.nranks <= kHostShmRanks &&
-         bytes <= kHostShmBytes;
+  return m != nullptr && !m->multiInstance && m->transports.intra == transportCost("shm") &&
+         a.nranks <= kHostShmRanks && bytes <= kHostShmBytes;
 }
 
 bool supports(const CollArgs& a) {
